@@ -1,0 +1,60 @@
+"""Neutralising user-written text before it goes into a GitHub comment.
+
+Titles, bodies, paths and messages come from PR authors. In a comment they must not open
+HTML, links, images or tables, ping people (``@user``) or cross-reference issues (``#12``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup
+
+# Characters that start emphasis, code, links, tables or strikethrough anywhere in a line.
+# "(" and "!" need no escape once "[" and "]" are escaped.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Characters that only matter at the start of a line (headings, lists, quotes).
+_LINE_START_SPECIAL = re.compile(r"^(\s*)([#+\-=>]|\d+\.)")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
+_ZERO_WIDTH_JOINER = "\u200d"
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    marker = match.group(2)
+    if marker.endswith("."):  # "1." starts an ordered list; "1\\." does not
+        return match.group(1) + marker[:-1] + "\\."
+    return match.group(1) + "\\" + marker
+
+
+def escape_text(value: object) -> Markup:
+    """Plain text, safe in a Markdown paragraph or table cell."""
+    if isinstance(value, Markup):
+        return value
+    text = str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)
+    text = _ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = text.replace("\r", " ").replace("\n", " ")
+    text = _LINE_START_SPECIAL.sub(_escape_line_start, text)
+    return Markup(text)
+
+
+def code_span(value: object) -> Markup:
+    """Text shown as inline code; backticks inside are fenced with a longer run."""
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("|", "&#124;")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Markup(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def code_block(value: object, language: str = "") -> Markup:
+    """A fenced block (e.g. a ready patch); fences inside the text cannot close it."""
+    text = str(value)
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return Markup(f"{fence}{language}\n{text.rstrip()}\n{fence}")

@@ -1,0 +1,187 @@
+"""Rule sets: the YAML that tells each check what to look at, validated with pydantic.
+
+``rules/<name>.yaml`` holds the shipped defaults. A target repository may override them in
+``.github/prbot.yml`` (read at the PR's *base*, so a PR cannot relax its own rules), which
+may say ``extends: vllm`` and then override any key. A bad file gives a :class:`RulesError`
+naming file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from bot.checks import all_checks
+from bot.paths import rules_dir
+
+REPO_RULES_PATH = ".github/prbot.yml"
+
+
+class RulesError(ValueError):
+    """A rule file that cannot be used. ``str()`` is one line: file:line: field: problem."""
+
+    def __init__(self, source: str, line: int | None, field: str, problem: str) -> None:
+        self.source, self.line, self.field, self.problem = source, line, field, problem
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
+
+
+class CommandPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Who may run the command: "author" (the PR's author) and repository permission levels.
+    allow: list[Literal["author", "read", "triage", "write", "maintain", "admin"]] = [
+        "author",
+        "write",
+        "maintain",
+        "admin",
+    ]
+
+
+class CommandRules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    recheck: CommandPolicy = Field(default_factory=CommandPolicy)
+
+
+class TrustRules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # author_association values whose heads are trusted without approval.
+    trusted_associations: list[str] = ["OWNER", "MEMBER", "COLLABORATOR"]
+    # Bot accounts whose comments and PRs are never acted on as commands.
+    bots: list[str] = ["dependabot[bot]", "renovate[bot]", "github-actions[bot]", "pre-commit-ci[bot]"]
+
+
+@cache
+def rule_set_model() -> type[BaseModel]:
+    """The root model: one field per registered check, plus commands and trust."""
+    check_fields: dict[str, Any] = {
+        check.name: (check.rules_model, Field(default_factory=check.rules_model))
+        for check in all_checks()
+    }
+    checks_model = create_model(
+        "ChecksRules", __config__=ConfigDict(extra="forbid"), **check_fields
+    )
+    return create_model(
+        "RuleSet",
+        __config__=ConfigDict(extra="forbid"),
+        version=(Literal[1], 1),
+        extends=(str | None, None),
+        checks=(checks_model, Field(default_factory=checks_model)),
+        commands=(CommandRules, Field(default_factory=CommandRules)),
+        trust=(TrustRules, Field(default_factory=TrustRules)),
+    )
+
+
+def schema_json() -> str:
+    return json.dumps(rule_set_model().model_json_schema(), indent=2, sort_keys=True)
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """Follow a pydantic error location through the YAML node tree to a line number."""
+    best = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == str(key):
+                    node = value_node
+                    best = key_node.start_mark.line + 1
+                    break
+            else:
+                return best
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            best = node.start_mark.line + 1
+        else:
+            return best
+    return best
+
+
+def parse_yaml(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | None]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RulesError(source, mark.line + 1 if mark else None, "", f"invalid YAML: {problem}")
+    if data is None:
+        return {}, node
+    if not isinstance(data, dict):
+        raise RulesError(source, 1, "", "a rule file must be a mapping at the top level")
+    return data, node
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Mappings merge key by key; anything else in ``override`` replaces the base value."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def validate(data: dict[str, Any], source: str, node: yaml.Node | None = None) -> BaseModel:
+    try:
+        return rule_set_model().model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        field = ".".join(str(part) for part in loc)
+        raise RulesError(source, _line_of(node, loc), field, first["msg"]) from None
+
+
+def _builtin_text(name: str) -> tuple[str, str]:
+    if "/" in name or name.startswith("."):
+        raise RulesError(REPO_RULES_PATH, None, "extends", f"unknown rule set {name!r}")
+    path = rules_dir() / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in rules_dir().glob("*.yaml"))
+        raise RulesError(
+            REPO_RULES_PATH, None, "extends", f"unknown rule set {name!r} (known: {', '.join(known)})"
+        )
+    return path.read_text(), f"rules/{name}.yaml"
+
+
+def load_file(path: Path | str) -> BaseModel:
+    """A rule file on disk, validated; ``extends`` is honoured."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RulesError(str(path), None, "", f"cannot read: {exc.strerror}") from None
+    return load_text(text, str(path))
+
+
+def load_text(text: str, source: str, default: str | None = None) -> BaseModel:
+    """Rules from YAML text, layered over ``extends`` (or ``default``) when given."""
+    data, node = parse_yaml(text, source)
+    parent_name = data.get("extends", default)
+    if parent_name:
+        if not isinstance(parent_name, str):
+            raise RulesError(source, _line_of(node, ("extends",)), "extends", "must be a string")
+        parent_text, parent_source = _builtin_text(parent_name)
+        parent_data, parent_node = parse_yaml(parent_text, parent_source)
+        validate(parent_data, parent_source, parent_node)
+        data = deep_merge({k: v for k, v in parent_data.items() if k != "extends"}, data)
+    return validate(data, source, node)
+
+
+def load_builtin(name: str = "default") -> BaseModel:
+    text, source = _builtin_text(name)
+    return load_text(text, source)
+
+
+def for_repository(repo_file_text: str | None, default: str = "default") -> BaseModel:
+    """The rules for one repository: its ``.github/prbot.yml`` over a built-in set."""
+    if repo_file_text is None:
+        return load_builtin(default)
+    return load_text(repo_file_text, REPO_RULES_PATH, default=default)

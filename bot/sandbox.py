@@ -1,0 +1,94 @@
+"""Running external commands (uv, repository generators) with nothing secret around.
+
+The child gets a scrubbed environment (no tokens, no prbot settings), its own session so a
+timeout kills the whole process group, and CPU-time, memory and file-size limits. PR code
+run through here never sees the App's key, the webhook secret or an installation token.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Variables a tool legitimately needs; everything else, tokens included, is dropped.
+_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    argv: tuple[str, ...]
+    returncode: int | None  # None when killed by the timeout
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+@dataclass
+class SandboxRunner:
+    """Runs commands with limits. One instance is shared by all checks of a run."""
+
+    timeout: float = 120.0
+    cpu_seconds: int = 300
+    memory_bytes: int = 4 * 1024**3
+    file_bytes: int = 1024**3
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    invocations: int = 0  # how many commands ran, for benchmarks and tests
+
+    def environment(self, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}
+        env["HOME"] = str(home)
+        env.update(self.extra_env)
+        if extra:
+            env.update(extra)
+        return env
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: str | None = None,
+    ) -> RunResult:
+        limit = timeout if timeout is not None else self.timeout
+        cpu, memory, fsize = self.cpu_seconds, self.memory_bytes, self.file_bytes
+
+        def limit_child() -> None:  # runs in the child between fork and exec
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+        self.invocations += 1
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=str(cwd),
+            env=self.environment(Path(cwd), env),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+            preexec_fn=limit_child,
+        )
+        try:
+            out, err = proc.communicate(stdin, timeout=limit)
+            return RunResult(tuple(argv), proc.returncode, out, err, time.monotonic() - started)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return RunResult(tuple(argv), None, out or "", err or "",
+                             time.monotonic() - started, timed_out=True)
