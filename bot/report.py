@@ -67,8 +67,13 @@ def run_check(check: Check, snapshot: Snapshot, rules: Any, context: CheckContex
     try:
         section = check.run(snapshot, check_rules, context)
     except Exception as exc:  # noqa: BLE001 - one check failing must not stop the others
-        log.error("check %s failed on %s@%s\n%s", check.name, snapshot.repo, snapshot.head_sha,
-                  traceback.format_exc())
+        log.error(
+            "check %s failed on %s@%s\n%s",
+            check.name,
+            snapshot.repo,
+            snapshot.head_sha,
+            traceback.format_exc(),
+        )
         return Section(check.name, Status.ERROR, f"check crashed: {type(exc).__name__}: {exc}")
     if not isinstance(section, Section):
         return Section(check.name, Status.ERROR, "check returned no section")
@@ -148,8 +153,13 @@ def render_markdown(report: Report, *, html_base: str = "https://github.com") ->
             except Exception as exc:  # noqa: BLE001 - a template bug must not lose the report
                 log.error("template %s failed: %s", check.template, exc)
                 body = str(escape_text(f"(details could not be rendered: {exc})"))
-        sections.append({"section": section, "title": check.title if check else section.check,
-                         "body": Markup(body)})
+        sections.append(
+            {
+                "section": section,
+                "title": check.title if check else section.check,
+                "body": Markup(body),
+            }
+        )
     text = env.get_template("report.md.j2").render(
         report=report,
         sections=sections,
@@ -161,8 +171,10 @@ def render_markdown(report: Report, *, html_base: str = "https://github.com") ->
         cut = text[: MAX_COMMENT_CHARS - 200]
         # Close any open fold so the truncated comment still renders.
         opened = cut.count("<details>") - cut.count("</details>")
-        text = cut + "\n\n…report truncated to fit GitHub's comment size limit.\n" + (
-            "</details>\n" * max(opened, 0)
+        text = (
+            cut
+            + "\n\n…report truncated to fit GitHub's comment size limit.\n"
+            + ("</details>\n" * max(opened, 0))
         )
     return text
 

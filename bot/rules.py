@@ -55,7 +55,12 @@ class TrustRules(BaseModel):
     # author_association values whose heads are trusted without approval.
     trusted_associations: list[str] = ["OWNER", "MEMBER", "COLLABORATOR"]
     # Bot accounts whose comments and PRs are never acted on as commands.
-    bots: list[str] = ["dependabot[bot]", "renovate[bot]", "github-actions[bot]", "pre-commit-ci[bot]"]
+    bots: list[str] = [
+        "dependabot[bot]",
+        "renovate[bot]",
+        "github-actions[bot]",
+        "pre-commit-ci[bot]",
+    ]
 
 
 @cache
@@ -146,7 +151,10 @@ def _builtin_text(name: str) -> tuple[str, str]:
     if not path.is_file():
         known = sorted(p.stem for p in rules_dir().glob("*.yaml"))
         raise RulesError(
-            REPO_RULES_PATH, None, "extends", f"unknown rule set {name!r} (known: {', '.join(known)})"
+            REPO_RULES_PATH,
+            None,
+            "extends",
+            f"unknown rule set {name!r} (known: {', '.join(known)})",
         )
     return path.read_text(), f"rules/{name}.yaml"
 

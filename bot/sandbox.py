@@ -90,5 +90,6 @@ class SandboxRunner:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            return RunResult(tuple(argv), None, out or "", err or "",
-                             time.monotonic() - started, timed_out=True)
+            return RunResult(
+                tuple(argv), None, out or "", err or "", time.monotonic() - started, timed_out=True
+            )

@@ -245,14 +245,22 @@ def path_matches(path: str, pattern: str) -> bool:
     return re.fullmatch(regex, path) is not None
 
 
-_STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied",
-           "T": "modified"}
+_STATUS = {
+    "A": "added",
+    "M": "modified",
+    "D": "removed",
+    "R": "renamed",
+    "C": "copied",
+    "T": "modified",
+}
 
 
 def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFile]:
     """The PR diff as GitHub shows it: merge-base of base and head against head."""
     spec = f"{base_sha}...{head_sha}"
-    raw = run_git(repo, ["diff", "--raw", "-z", "-M", "--no-abbrev", spec]).decode("utf-8", "replace")
+    raw = run_git(repo, ["diff", "--raw", "-z", "-M", "--no-abbrev", spec]).decode(
+        "utf-8", "replace"
+    )
     numstat = run_git(repo, ["diff", "--numstat", "-z", "-M", spec]).decode("utf-8", "replace")
     patch_text = run_git(repo, ["diff", "-M", "--no-color", "--no-ext-diff", spec])
 

@@ -32,7 +32,10 @@ class GitRepo:
     def git(self, *args: str) -> str:
         return subprocess.run(
             ["git", "-C", str(self.path), *args],
-            check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV},
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **GIT_ENV},
         ).stdout.strip()
 
     def write(self, files: dict[str, str | bytes | None]) -> None:

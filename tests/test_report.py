@@ -35,8 +35,9 @@ def test_a_raising_check_becomes_an_error_section(git_repo, check_context):
 
     broken = Check(name="changed_files", title="Broken", run=explode)
     healthy = next(c for c in all_checks() if c.name == "changed_files")
-    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context,
-                          checks=(broken, healthy))
+    report = build_report(
+        _snapshot(git_repo), rules.load_builtin("vllm"), check_context, checks=(broken, healthy)
+    )
     assert report.sections[0].status == Status.ERROR
     assert "RuntimeError: boom" in report.sections[0].summary
     assert report.sections[1].status == Status.PASS

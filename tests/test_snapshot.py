@@ -5,8 +5,13 @@ def test_snapshot_from_checkout_reads_both_sides_and_diff(git_repo):
     base = git_repo.commit({"a.py": "one\ntwo\nthree\n", "old.txt": "x\n" * 20, "bin.dat": b"\0\1"})
     git_repo.branch("feature")
     head = git_repo.commit(
-        {"a.py": "one\nTWO\nthree\nfour\n", "old.txt": None, "new.txt": "x\n" * 20,
-         "bin.dat": b"\0\2", "added.md": "# hi\n"}
+        {
+            "a.py": "one\nTWO\nthree\nfour\n",
+            "old.txt": None,
+            "new.txt": "x\n" * 20,
+            "bin.dat": b"\0\2",
+            "added.md": "# hi\n",
+        }
     )
     snap = snapshot_from_checkout(git_repo.path, base, head)
     files = {f.path: f for f in snap.files}
@@ -42,7 +47,9 @@ def test_dir_tree_refuses_paths_outside_root(tmp_path):
 def test_hunks_parse_counts():
     changed = ChangedFile("x.py", patch="@@ -1,2 +1,3 @@\n a\n+b\n c\n@@ -10 +11 @@\n-d\n+e")
     assert [(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in changed.hunks()] == [
-        (1, 2, 1, 3), (10, 1, 11, 1)]
+        (1, 2, 1, 3),
+        (10, 1, 11, 1),
+    ]
 
 
 def test_path_matches_globs():

@@ -17,17 +17,22 @@ class ChangedFilesRules(CheckRules):
     warn_on: list[str] = Field(default_factory=list)
 
 
-def group_by_area(paths_with_counts: list[tuple[str, int, int]],
-                  areas: dict[str, list[str]]) -> list[dict[str, Any]]:
+def group_by_area(
+    paths_with_counts: list[tuple[str, int, int]], areas: dict[str, list[str]]
+) -> list[dict[str, Any]]:
     grouped: dict[str, dict[str, Any]] = {}
     for path, additions, deletions in paths_with_counts:
         area = next(
-            (name for name, patterns in areas.items()
-             if any(path_matches(path, p) for p in patterns)),
+            (
+                name
+                for name, patterns in areas.items()
+                if any(path_matches(path, p) for p in patterns)
+            ),
             "other",
         )
-        entry = grouped.setdefault(area, {"name": area, "files": [], "additions": 0,
-                                          "deletions": 0})
+        entry = grouped.setdefault(
+            area, {"name": area, "files": [], "additions": 0, "deletions": 0}
+        )
         entry["files"].append(path)
         entry["additions"] += additions
         entry["deletions"] += deletions
@@ -38,9 +43,7 @@ def group_by_area(paths_with_counts: list[tuple[str, int, int]],
 def run(snapshot: Snapshot, rules: ChangedFilesRules, context: CheckContext) -> Section:
     if not snapshot.files:
         return Section("changed_files", Status.SKIP, "no changed files")
-    areas = group_by_area(
-        [(f.path, f.additions, f.deletions) for f in snapshot.files], rules.areas
-    )
+    areas = group_by_area([(f.path, f.additions, f.deletions) for f in snapshot.files], rules.areas)
     additions = sum(f.additions for f in snapshot.files)
     deletions = sum(f.deletions for f in snapshot.files)
     names = ", ".join(f"{a['name']} ({len(a['files'])})" for a in areas)
@@ -50,8 +53,12 @@ def run(snapshot: Snapshot, rules: ChangedFilesRules, context: CheckContext) -> 
     if flagged:
         summary += f"; touches {', '.join(flagged)}"
     findings = [
-        {"area": a["name"], "files": a["files"], "additions": a["additions"],
-         "deletions": a["deletions"]}
+        {
+            "area": a["name"],
+            "files": a["files"],
+            "additions": a["additions"],
+            "deletions": a["deletions"],
+        }
         for a in areas
     ]
     return Section("changed_files", status, summary, findings, data={"areas": areas})

@@ -1,0 +1,58 @@
+"""``prbot`` command line. Each subcommand is a module here exporting ``register(subparsers)``.
+
+Errors a user can fix are raised as :class:`CliError` and printed as one line with a
+non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import pkgutil
+import sys
+
+from bot.cli.common import CliError
+
+__all__ = ["CliError", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prbot",
+        description="A GitHub App that writes one structured report per pull-request head.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if module_info.name.startswith("_") or module_info.name == "common":
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = (
+        logging.DEBUG
+        if args.verbose
+        else getattr(logging, os.environ.get("PRBOT_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
+    )
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        result = args.func(args)
+    except CliError as exc:
+        print(f"prbot: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
