@@ -115,7 +115,8 @@ def parse_yaml(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RulesError(source, mark.line + 1 if mark else None, "", f"invalid YAML: {problem}")
+        line = mark.line + 1 if mark else None
+        raise RulesError(source, line, "", f"invalid YAML: {problem}") from None
     if data is None:
         return {}, node
     if not isinstance(data, dict):

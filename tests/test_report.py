@@ -1,7 +1,7 @@
 import json
 
 from bot import rules
-from bot.checks import CheckContext, Section, Status, all_checks
+from bot.checks import Section, Status, all_checks
 from bot.checks.base import Check
 from bot.report import MARKER, build_report, render_markdown
 from bot.snapshot import snapshot_from_checkout
