@@ -1,0 +1,85 @@
+"""Settings from the environment. One place reads os.environ; everything else gets a Settings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_API_URL = "https://api.github.com"
+MAX_BODY_BYTES = 25 * 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names the variable."""
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    webhook_secrets: tuple[str, ...] = ()
+    app_id: str | None = None
+    private_key_path: Path | None = None
+    database_url: str | None = None
+    github_api_url: str = DEFAULT_API_URL
+    data_dir: Path = field(default_factory=lambda: Path(".prbot"))
+    default_rules: str = "default"
+    dry_run: bool = False
+    lease_seconds: float = 300.0
+    max_attempts: int = 5
+    poll_seconds: float = 0.5
+    max_body_bytes: int = MAX_BODY_BYTES
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        secrets = tuple(
+            s.strip() for s in os.environ.get("PRBOT_WEBHOOK_SECRET", "").split(",") if s.strip()
+        )
+        key_path = os.environ.get("PRBOT_PRIVATE_KEY_PATH")
+        values: dict[str, object] = {
+            "webhook_secrets": secrets,
+            "app_id": os.environ.get("PRBOT_APP_ID") or None,
+            "private_key_path": Path(key_path) if key_path else None,
+            "database_url": os.environ.get("PRBOT_DATABASE_URL") or None,
+            "github_api_url": os.environ.get("PRBOT_GITHUB_API_URL", DEFAULT_API_URL).rstrip("/"),
+            "data_dir": Path(os.environ.get("PRBOT_DATA_DIR", ".prbot")),
+            "default_rules": os.environ.get("PRBOT_DEFAULT_RULES", "default"),
+            "lease_seconds": _float("PRBOT_LEASE_SECONDS", 300.0),
+            "max_attempts": int(_float("PRBOT_MAX_ATTEMPTS", 5)),
+            "poll_seconds": _float("PRBOT_POLL_SECONDS", 0.5),
+        }
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]
+
+    def private_key(self) -> str:
+        if self.private_key_path is None:
+            raise ConfigError("PRBOT_PRIVATE_KEY_PATH is not set")
+        try:
+            return self.private_key_path.read_text()
+        except OSError as exc:
+            raise ConfigError(
+                f"PRBOT_PRIVATE_KEY_PATH: cannot read {self.private_key_path}: {exc.strerror}"
+            ) from None
+
+    def require_app(self) -> None:
+        """The settings a live GitHub App needs; a clear error names what is missing."""
+        missing = [
+            name
+            for name, value in (
+                ("PRBOT_WEBHOOK_SECRET", self.webhook_secrets),
+                ("PRBOT_APP_ID", self.app_id),
+                ("PRBOT_PRIVATE_KEY_PATH", self.private_key_path),
+            )
+            if not value
+        ]
+        if missing:
+            raise ConfigError(f"missing settings: {', '.join(missing)}")

@@ -1,0 +1,158 @@
+"""The GitHub edge: App authentication and the handful of REST calls prbot makes.
+
+PyGithub does the HTTP (with its own retry for rate limits and 5xx). Objects are built
+lazily from URLs, as PyGithub does itself, so each operation costs exactly the calls it
+names. Everything here blocks; callers keep it off the event loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import github
+from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
+from github.CheckRun import CheckRun
+from github.Commit import Commit
+from github.IssueComment import IssueComment
+
+from bot.config import Settings
+from bot.metrics import install_github_call_counter
+
+CHECK_RUN_NAME = "prbot"
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    number: int
+    head_sha: str
+    base_sha: str
+    state: str
+    author: str
+    payload: dict[str, Any]
+
+
+class GitHubApp:
+    """One App: a JWT signer plus a cached client per installation."""
+
+    def __init__(self, settings: Settings) -> None:
+        settings.require_app()
+        install_github_call_counter()
+        self._base_url = settings.github_api_url
+        self._app_auth = Auth.AppAuth(int(settings.app_id or 0), settings.private_key())
+        self._clients: dict[int, InstallationClient] = {}
+        self._lock = threading.Lock()
+        self._bot_login: str | None = None
+
+    def _retry(self) -> GithubRetry:
+        return GithubRetry(total=5, backoff_factor=0.5)
+
+    def bot_login(self) -> str:
+        """'<slug>[bot]', the author of our comments (one GET /app per process)."""
+        if self._bot_login is None:
+            integration = GithubIntegration(
+                auth=self._app_auth, base_url=self._base_url, retry=self._retry()
+            )
+            self._bot_login = f"{integration.get_app().slug}[bot]"
+        return self._bot_login
+
+    def installation(self, installation_id: int) -> InstallationClient:
+        with self._lock:
+            client = self._clients.get(installation_id)
+            if client is None:
+                auth = self._app_auth.get_installation_auth(installation_id)
+                gh = Github(auth=auth, base_url=self._base_url, retry=self._retry(), timeout=30)
+                client = InstallationClient(gh, auth)
+                self._clients[installation_id] = client
+            return client
+
+
+class InstallationClient:
+    """REST operations on behalf of one installation. The token is cached until near expiry."""
+
+    def __init__(self, gh: Github, auth: Auth.AppInstallationAuth) -> None:
+        self.gh = gh
+        self._auth = auth
+        self._lock = threading.Lock()
+
+    def token(self) -> str:
+        with self._lock:  # refresh at most once when several jobs race
+            return self._auth.token
+
+    def _repo(self, full_name: str):  # noqa: ANN202 - PyGithub Repository
+        return self.gh.get_repo(full_name, lazy=True)
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo:
+        pull = self._repo(full_name).get_pull(number)
+        raw = pull.raw_data
+        return PullInfo(
+            number,
+            raw["head"]["sha"],
+            raw["base"]["sha"],
+            raw["state"],
+            (raw.get("user") or {}).get("login", ""),
+            raw,
+        )
+
+    def create_comment(self, full_name: str, number: int, body: str) -> int:
+        return self._repo(full_name).get_issue(number).create_comment(body).id
+
+    def edit_comment(self, full_name: str, comment_id: int, body: str) -> bool:
+        """Edit in place; False when the comment no longer exists (someone deleted it)."""
+        repo = self._repo(full_name)
+        comment = IssueComment(repo._requester, url=f"{repo.url}/issues/comments/{comment_id}")
+        try:
+            comment.edit(body)
+        except GithubException as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        return True
+
+    def find_comment(self, full_name: str, number: int, marker: str, author: str) -> int | None:
+        """Our sticky comment: the first one carrying the marker and written by the bot."""
+        for comment in self._repo(full_name).get_issue(number).get_comments():
+            if comment.user.login == author and marker in (comment.body or ""):
+                return comment.id
+        return None
+
+    def create_check_run(self, full_name: str, head_sha: str, **fields: Any) -> int:
+        return (
+            self._repo(full_name)
+            .create_check_run(name=CHECK_RUN_NAME, head_sha=head_sha, **fields)
+            .id
+        )
+
+    def update_check_run(self, full_name: str, check_run_id: int, **fields: Any) -> None:
+        repo = self._repo(full_name)
+        CheckRun(repo._requester, url=f"{repo.url}/check-runs/{check_run_id}").edit(**fields)
+
+    def find_check_run(self, full_name: str, head_sha: str) -> int | None:
+        repo = self._repo(full_name)
+        commit = Commit(repo._requester, url=f"{repo.url}/commits/{head_sha}")
+        for run in commit.get_check_runs(check_name=CHECK_RUN_NAME):
+            return run.id
+        return None
+
+    def add_reaction(self, full_name: str, comment_id: int, content: str) -> None:
+        repo = self._repo(full_name)
+        IssueComment(
+            repo._requester, url=f"{repo.url}/issues/comments/{comment_id}"
+        ).create_reaction(content)
+
+    def permission(self, full_name: str, login: str) -> tuple[str, str | None]:
+        """(permission, role_name) of a user on the repository, as GitHub reports them."""
+        repo = self._repo(full_name)
+        try:
+            _, data = repo._requester.requestJsonAndCheck(
+                "GET", f"{repo.url}/collaborators/{login}/permission"
+            )
+        except GithubException as exc:
+            if exc.status == 404:
+                return "none", None
+            raise
+        return data.get("permission", "none"), data.get("role_name")
+
+
+__all__ = ["CHECK_RUN_NAME", "GitHubApp", "InstallationClient", "PullInfo", "github"]

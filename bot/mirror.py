@@ -1,0 +1,78 @@
+"""A local bare mirror per repository, so snapshots read files and diffs without REST calls."""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bot.gitrepo import GitError, auth_env, run_git
+
+
+class StaleHead(RuntimeError):
+    """The PR head this job was for is no longer fetchable (force-pushed away)."""
+
+
+class RepoMirror:
+    def __init__(self, root: Path, full_name: str, clone_url: str) -> None:
+        owner, _, name = full_name.partition("/")
+        self.full_name = full_name
+        self.clone_url = clone_url
+        self.path = Path(root) / "mirrors" / owner / f"{name}.git"
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        # Two workers fetching into one mirror would race on refs; a file lock orders them.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.parent / f".{self.path.name}.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _ensure(self) -> None:
+        if not (self.path / "HEAD").exists():
+            self.path.mkdir(parents=True, exist_ok=True)
+            run_git(self.path, ["init", "--bare", "-q"])
+        # The clone URL comes from the (signature-verified) payload; keep it current.
+        run_git(self.path, ["config", "remote.origin.url", self.clone_url])
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            run_git(self.path, ["cat-file", "-e", f"{sha}^{{commit}}"])
+            return True
+        except GitError:
+            return False
+
+    def fetch_pull(
+        self, token: str | None, number: int, base_ref: str, base_sha: str, head_sha: str
+    ) -> None:
+        """Make sure base and head commits of PR ``number`` are in the mirror."""
+        with self._locked():
+            self._ensure()
+            if self.has_commit(head_sha) and self.has_commit(base_sha):
+                return
+            refspecs = [
+                f"+refs/pull/{number}/head:refs/prbot/pull/{number}/head",
+                f"+refs/heads/{base_ref}:refs/prbot/heads/{base_ref}",
+            ]
+            run_git(
+                self.path,
+                ["fetch", "--quiet", "--no-tags", "origin", *refspecs],
+                env=auth_env(token),
+            )
+            missing = [sha for sha in (head_sha, base_sha) if not self.has_commit(sha)]
+            if missing:
+                # The branch moved on; GitHub serves reachable SHAs directly, so ask for them.
+                try:
+                    run_git(
+                        self.path,
+                        ["fetch", "--quiet", "--no-tags", "origin", *missing],
+                        env=auth_env(token),
+                    )
+                except GitError as exc:
+                    raise StaleHead(
+                        f"{self.full_name}#{number}: {', '.join(missing)} not fetchable: {exc}"
+                    ) from exc

@@ -1,0 +1,104 @@
+"""Publishing a report: one sticky comment and one check run per head, idempotently.
+
+Each effect is recorded before it is attempted (``pending``) and after it succeeded
+(``done`` with the GitHub id). A job that runs again after a crash therefore knows whether
+it must look for what a previous attempt may have created, and a clean first attempt costs
+no lookup: a steady-state ``synchronize`` is one comment edit and one check-run create.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from bot.checks import Status
+from bot.github_app import InstallationClient
+from bot.locks import named_lock
+from bot.report import MARKER, Report, render_summary_line
+from bot.store import state
+
+log = logging.getLogger(__name__)
+
+# GitHub caps check-run output text at 65,535 characters.
+MAX_CHECK_TEXT = 65_000
+
+CONCLUSIONS = {
+    Status.PASS: "success",
+    Status.SKIP: "success",
+    Status.WARN: "neutral",
+    Status.FAIL: "failure",
+    Status.ERROR: "neutral",  # prbot's own trouble should not block a merge
+}
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    published: bool
+    comment_id: int | None = None
+    check_run_id: int | None = None
+    reason: str = ""
+
+
+def check_run_fields(report: Report, markdown: str) -> dict:
+    lines = [f"- **{s.check}** ({s.status}): {s.summary}" for s in report.sections]
+    return {
+        "status": "completed",
+        "conclusion": CONCLUSIONS[report.status],
+        "output": {
+            "title": f"prbot: {render_summary_line(report)}",
+            "summary": "\n".join(lines)[:MAX_CHECK_TEXT],
+            "text": markdown[:MAX_CHECK_TEXT],
+        },
+    }
+
+
+class Publisher:
+    def __init__(
+        self, engine: Engine, client: InstallationClient, bot_login: str, lock_dir: Path
+    ) -> None:
+        self.engine = engine
+        self.client = client
+        self.bot_login = bot_login
+        self.lock_dir = lock_dir
+
+    def publish(self, repo: str, number: int, report: Report, markdown: str) -> PublishResult:
+        with named_lock(self.engine, f"publish:{repo}#{number}", self.lock_dir):
+            current = state.current_head(self.engine, repo, number)
+            if current is not None and current != report.head_sha:
+                return PublishResult(False, reason=f"superseded by {current[:12]}")
+            comment_id = self._sticky_comment(repo, number, report.head_sha, markdown)
+            check_run_id = self._check_run(repo, report, markdown)
+        return PublishResult(True, comment_id, check_run_id)
+
+    def _sticky_comment(self, repo: str, number: int, head_sha: str, markdown: str) -> int:
+        key = f"comment:{repo}#{number}"
+        effect = state.get_effect(self.engine, key)
+        comment_id = int(effect.external_id) if effect and effect.external_id else None
+        if comment_id is None and effect is not None:
+            # An earlier attempt may have posted before it could record the id.
+            comment_id = self.client.find_comment(repo, number, MARKER, self.bot_login)
+        if comment_id is not None and self.client.edit_comment(repo, comment_id, markdown):
+            state.finish_effect(self.engine, key, str(comment_id), head_sha)
+            return comment_id
+        state.begin_effect(self.engine, key, head_sha)
+        comment_id = self.client.create_comment(repo, number, markdown)
+        state.finish_effect(self.engine, key, str(comment_id), head_sha)
+        return comment_id
+
+    def _check_run(self, repo: str, report: Report, markdown: str) -> int:
+        key = f"check_run:{repo}@{report.head_sha}"
+        fields = check_run_fields(report, markdown)
+        effect = state.get_effect(self.engine, key)
+        run_id = int(effect.external_id) if effect and effect.external_id else None
+        if run_id is None and effect is not None:
+            run_id = self.client.find_check_run(repo, report.head_sha)
+        if run_id is not None:
+            self.client.update_check_run(repo, run_id, **fields)
+        else:
+            state.begin_effect(self.engine, key, report.head_sha)
+            run_id = self.client.create_check_run(repo, report.head_sha, **fields)
+        state.finish_effect(self.engine, key, str(run_id), report.head_sha)
+        return run_id

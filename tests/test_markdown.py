@@ -1,0 +1,31 @@
+from bot.markdown import code_block, code_span, escape_text
+
+
+def test_html_and_links_are_inert():
+    out = str(escape_text("<script>x</script> [click](http://evil) ![img](http://x)"))
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "[click]" not in out and "\\[click\\]" in out
+
+
+def test_mentions_and_issue_refs_do_not_notify():
+    out = str(escape_text("@team please see #123 and org/repo#45"))
+    assert "@team" not in out and "#123" not in out and "#45" not in out
+
+
+def test_line_start_markup_is_escaped_and_newlines_folded():
+    assert str(escape_text("# title\n- item")) == "\\# title - item"
+    assert str(escape_text("1. first")) == "1\\. first"
+
+
+def test_table_pipes_escaped():
+    assert "\\|" in str(escape_text("a|b"))
+
+
+def test_code_span_survives_backticks_and_pipes():
+    assert str(code_span("a`b")) == "``a`b``"
+    assert "&#124;" in str(code_span("x|y"))
+
+
+def test_code_block_cannot_be_closed_from_inside():
+    block = str(code_block("```\nescape\n```", "diff"))
+    assert block.startswith("````diff\n") and block.endswith("\n````")
