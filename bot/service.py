@@ -1,0 +1,86 @@
+"""Wiring for the long-running processes: settings -> database, GitHub App, worker, app."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+import uvicorn
+from fastapi import FastAPI
+from sqlalchemy import Engine
+
+from bot.config import ConfigError, Settings
+from bot.github_app import GitHubApp
+from bot.server import create_app
+from bot.store import db
+from bot.store.queue import Queue
+from bot.worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Service:
+    settings: Settings
+    engine: Engine
+    app: GitHubApp | None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Service:
+        engine = db.make_engine(settings.database_url or db.default_database_url())
+        db.migrate(engine)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        github = None
+        if settings.app_id or settings.private_key_path or not settings.dry_run:
+            # Dry-run may still read public repositories without App credentials.
+            github = GitHubApp(settings)
+        return cls(settings, engine, github)
+
+    def queue(self) -> Queue:
+        return Queue(self.engine, lease_seconds=self.settings.lease_seconds,
+                     max_attempts=self.settings.max_attempts)
+
+    def worker(self, queue: Queue | None = None) -> Worker:
+        return Worker(self.settings, self.engine, queue or self.queue(), self.app)
+
+    def asgi_app(self, *, with_worker: bool = True) -> FastAPI:
+        if not self.settings.webhook_secrets:
+            raise ConfigError("PRBOT_WEBHOOK_SECRET is not set")
+        return create_app(self.settings, self.engine,
+                          worker_factory=self.worker if with_worker else None)
+
+
+class ThreadedServer:
+    """uvicorn on a background thread (demo, tests, benchmarks); ``url`` once started."""
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                     lifespan="on", access_log=False)
+        self.server = uvicorn.Server(self.config)
+        self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
+        self.url = ""
+
+    def start(self, timeout: float = 15.0) -> ThreadedServer:
+        self.thread.start()
+        stop = threading.Event()
+        while not self.server.started and self.thread.is_alive() and not stop.wait(0.02):
+            timeout -= 0.02
+            if timeout <= 0:
+                raise RuntimeError("server did not start")
+        if not self.server.started:
+            raise RuntimeError("server failed to start")
+        sock = self.server.servers[0].sockets[0]
+        host, port = sock.getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+    def __enter__(self) -> ThreadedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
