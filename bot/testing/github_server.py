@@ -1,0 +1,465 @@
+"""A local GitHub for tests and `prbot demo`, like Prow's fakegithub but over real HTTP.
+
+PyGithub talks to it exactly as to api.github.com (base_url = server.url), and git clones and
+fetches `refs/pull/N/head` from `<url>/<owner>/<repo>.git`. Tests set up state with the methods
+below, build webhook payloads for it, observe what the bot did, and inject faults.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import uvicorn
+
+from bot.testing import webhooks
+from bot.testing.auth import generate_private_key_pem, mint_installation_token, public_key_pem
+from bot.testing.bare_repo import BareRepo
+from bot.testing.payloads import Shapes
+from bot.testing.server_app import ServerApp
+from bot.testing.state import (
+    Comment,
+    FakeRepo,
+    IdSource,
+    Installation,
+    PullRequest,
+    Token,
+    now_iso,
+)
+
+ROLES = ("admin", "maintain", "write", "triage", "read", "none")
+_STARTUP_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the server received, with the status it answered."""
+
+    method: str
+    path: str
+    status: int
+    query: dict[str, str]
+
+
+@dataclass
+class _Injection:
+    method: str
+    pattern: re.Pattern[str]
+    delay: float
+    status: int | None
+    remaining: int
+    after_effect: bool
+
+
+class FakeGitHub:
+    """GitHub's REST subset, GraphQL query and git smart HTTP for one App, on 127.0.0.1."""
+
+    def __init__(
+        self,
+        *,
+        app_id: int = 1,
+        app_slug: str = "prbot",
+        private_key_pem: str | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self.app_id = app_id
+        self.app_slug = app_slug
+        self.bot_login = f"{app_slug}[bot]"
+        self.private_key_pem = private_key_pem or generate_private_key_pem()
+        self.public_key_pem = public_key_pem(self.private_key_pem)
+        self._tmp = None if root else tempfile.TemporaryDirectory(prefix="fakegithub-")
+        self.root = Path(root) if root else Path(self._tmp.name)  # type: ignore[union-attr]
+        self.root.mkdir(parents=True, exist_ok=True)
+        # Bind now so the address (written into every URL) is known before start().
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.shapes = Shapes(self.url, app_id=app_id, app_slug=app_slug)
+        self.lock = threading.RLock()
+        self.installations: dict[int, Installation] = {}
+        self.repos: dict[str, FakeRepo] = {}
+        self.tokens: dict[str, Token] = {}
+        self.calls: list[Call] = []
+        self.ids = IdSource(1_000_001)
+        self._repo_ids = IdSource(500_001)
+        self._injections: list[_Injection] = []
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle
+    def start(self) -> FakeGitHub:
+        """Serve on the bound port from a background thread; returns once it accepts requests."""
+        config = uvicorn.Config(
+            ServerApp(self),
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name=f"fakegithub-{self.url}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.monotonic() + _STARTUP_TIMEOUT
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the GitHub test server did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+        self._socket.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- state set-up
+    def add_installation(self, installation_id: int, account: str) -> dict:
+        with self.lock:
+            inst = Installation(id=installation_id, account=account)
+            self.installations[installation_id] = inst
+            return self.shapes.installation(inst, self._repos_of(installation_id))
+
+    def create_repo(
+        self,
+        full_name: str,
+        *,
+        installation_id: int,
+        default_branch: str = "main",
+        files: dict[str, str] | None = None,
+    ) -> FakeRepo:
+        """A bare repository with one initial commit on `default_branch`."""
+        owner, _, name = full_name.partition("/")
+        if not owner or not name or "/" in name:
+            raise ValueError(f"repository name must be owner/name, got {full_name!r}")
+        with self.lock:
+            if installation_id not in self.installations:
+                raise ValueError(f"no installation {installation_id}; call add_installation first")
+            if full_name in self.repos:
+                raise ValueError(f"repository {full_name} already exists")
+            git = BareRepo(self.root / owner / f"{name}.git")
+            git.init(default_branch)
+            repo = FakeRepo(
+                id=self._repo_ids(),
+                owner=owner,
+                name=name,
+                installation_id=installation_id,
+                default_branch=default_branch,
+                git=git,
+            )
+            initial = files if files is not None else {"README.md": f"# {name}\n"}
+            git.commit_files(
+                default_branch, dict(initial), message="Initial commit", author=owner, parent=None
+            )
+            self.repos[full_name] = repo
+            return repo
+
+    def commit(
+        self,
+        full_name: str,
+        branch: str,
+        files: dict[str, str | None],
+        message: str = "change",
+        author: str = "octocat",
+    ) -> str:
+        """Write (None deletes) files on `branch`, branching from the default branch if new."""
+        with self.lock:
+            repo = self._repo(full_name)
+            parent = repo.branch_sha(branch) or repo.branch_sha(repo.default_branch)
+            return repo.git.commit_files(
+                branch, files, message=message, author=author, parent=parent
+            )
+
+    def open_pull_request(
+        self,
+        full_name: str,
+        *,
+        head_branch: str,
+        title: str,
+        body: str | None = None,
+        author: str = "octocat",
+        author_association: str = "CONTRIBUTOR",
+        base_branch: str | None = None,
+        number: int | None = None,
+        draft: bool = False,
+    ) -> dict:
+        """Open a PR from an existing branch; sets refs/pull/<n>/head. Returns the REST object."""
+        with self.lock:
+            repo = self._repo(full_name)
+            head_sha = repo.branch_sha(head_branch)
+            if head_sha is None:
+                raise ValueError(f"{full_name} has no branch {head_branch!r}")
+            number = number if number is not None else repo.next_number()
+            if number in repo.pulls:
+                raise ValueError(f"{full_name} already has pull request #{number}")
+            pr = PullRequest(
+                number=number,
+                id=self.ids(),
+                title=title,
+                body=body,
+                author=author,
+                author_association=author_association,
+                head_branch=head_branch,
+                base_branch=base_branch or repo.default_branch,
+                head_sha=head_sha,
+                draft=draft,
+            )
+            repo.pulls[number] = pr
+            repo.git.set_ref(f"refs/pull/{number}/head", head_sha)
+            return self.shapes.pull(repo, pr, repo.pull_diff(pr))
+
+    def push(
+        self, full_name: str, number: int, files: dict[str, str | None], message: str = "push"
+    ) -> str:
+        """A new commit on the PR's head branch; refs/pull/<n>/head follows. Returns the SHA."""
+        with self.lock:
+            repo = self._repo(full_name)
+            pr = self._pull(repo, number)
+            sha = repo.git.commit_files(
+                pr.head_branch, files, message=message, author=pr.author, parent=pr.head_sha
+            )
+            pr.head_history.append(pr.head_sha)
+            pr.head_sha = sha
+            pr.updated_at = now_iso()
+            repo.git.set_ref(f"refs/pull/{number}/head", sha)
+            return sha
+
+    def close_pull_request(self, full_name: str, number: int) -> None:
+        with self.lock:
+            pr = self._pull(self._repo(full_name), number)
+            pr.state = "closed"
+            pr.closed_at = pr.updated_at = now_iso()
+
+    def reopen_pull_request(self, full_name: str, number: int) -> None:
+        with self.lock:
+            pr = self._pull(self._repo(full_name), number)
+            pr.state = "open"
+            pr.closed_at = None
+            pr.updated_at = now_iso()
+
+    def edit_pull_request(
+        self,
+        full_name: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        draft: bool | None = None,
+    ) -> None:
+        """Change title/body (remembered as the `changes` of the next edited event) or draft."""
+        with self.lock:
+            pr = self._pull(self._repo(full_name), number)
+            pr.changes = {}
+            if title is not None and title != pr.title:
+                pr.changes["title"], pr.title = pr.title, title
+            if body is not None and body != pr.body:
+                pr.changes["body"], pr.body = pr.body, body
+            if draft is not None:
+                pr.draft = draft
+            pr.updated_at = now_iso()
+
+    def set_permission(self, full_name: str, login: str, permission: str) -> None:
+        if permission not in ROLES:
+            raise ValueError(f"permission must be one of {', '.join(ROLES)}")
+        with self.lock:
+            self._repo(full_name).permissions[login] = permission
+
+    def add_user_comment(
+        self,
+        full_name: str,
+        number: int,
+        author: str,
+        body: str,
+        *,
+        author_association: str | None = None,
+    ) -> dict:
+        """A human's comment on the PR (association derived from permission unless given)."""
+        with self.lock:
+            repo = self._repo(full_name)
+            self._pull(repo, number)
+            comment = Comment(
+                id=self.ids(),
+                number=number,
+                author=author,
+                is_bot=False,
+                body=body,
+                author_association=author_association or self._association(repo, author),
+            )
+            repo.comments[comment.id] = comment
+            return self.shapes.comment(repo, comment)
+
+    def edit_user_comment(self, full_name: str, comment_id: int, body: str) -> dict:
+        with self.lock:
+            repo = self._repo(full_name)
+            comment = repo.comments[comment_id]
+            comment.previous_body, comment.body = comment.body, body
+            comment.updated_at = now_iso()
+            return self.shapes.comment(repo, comment)
+
+    def create_installation_token(self, installation_id: int) -> str:
+        """Mint a live token directly (for git over HTTP without going through the app JWT)."""
+        with self.lock:
+            if installation_id not in self.installations:
+                raise ValueError(f"no installation {installation_id}")
+            token = mint_installation_token(installation_id)
+            self.tokens[token.value] = token
+            return token.value
+
+    def expire_tokens(self) -> None:
+        """Make every installation token expired, to test that clients mint new ones."""
+        with self.lock:
+            past = datetime.now(UTC) - timedelta(seconds=1)
+            for token in self.tokens.values():
+                token.expires_at = past
+
+    def git_url(self, full_name: str) -> str:
+        return f"{self.url}/{full_name}.git"
+
+    # --- webhook payload builders
+    def pull_request_event(
+        self, full_name: str, number: int, action: str, *, label: str | None = None
+    ) -> dict:
+        with self.lock:
+            repo = self._repo(full_name)
+            pr = self._pull(repo, number)
+            return webhooks.pull_request_event(self.shapes, repo, pr, action, label=label)
+
+    def issue_comment_event(
+        self, full_name: str, number: int, comment: dict, action: str = "created"
+    ) -> dict:
+        with self.lock:
+            repo = self._repo(full_name)
+            pr = self._pull(repo, number)
+            stored = repo.comments.get(comment["id"])
+            if stored is None:
+                raise ValueError(f"no comment {comment['id']} in {full_name}")
+            return webhooks.issue_comment_event(self.shapes, repo, pr, stored, action)
+
+    def installation_event(self, installation_id: int, action: str = "created") -> dict:
+        with self.lock:
+            inst = self.installations[installation_id]
+            repos = self._repos_of(installation_id)
+            return webhooks.installation_event(self.shapes, inst, repos, action)
+
+    def ping_event(self) -> dict:
+        return webhooks.ping_event(self.shapes)
+
+    # --- observation
+    def reset_calls(self) -> None:
+        with self.lock:
+            self.calls.clear()
+
+    def count_calls(self, method: str | None = None, path_prefix: str | None = None) -> int:
+        return sum(
+            1
+            for call in list(self.calls)
+            if (method is None or call.method == method.upper())
+            and (path_prefix is None or call.path.startswith(path_prefix))
+        )
+
+    def comments(self, full_name: str, number: int) -> list[dict]:
+        with self.lock:
+            repo = self._repo(full_name)
+            found = sorted(
+                (c for c in repo.comments.values() if c.number == number), key=lambda c: c.id
+            )
+            return [self.shapes.comment(repo, c) for c in found]
+
+    def check_runs(self, full_name: str, head_sha: str | None = None) -> list[dict]:
+        with self.lock:
+            repo = self._repo(full_name)
+            runs = sorted(repo.check_runs.values(), key=lambda r: r.id)
+            return [
+                self.shapes.check_run(repo, r)
+                for r in runs
+                if head_sha is None or r.head_sha == head_sha
+            ]
+
+    def reactions(self, full_name: str, comment_id: int) -> list[str]:
+        with self.lock:
+            repo = self._repo(full_name)
+            return [r.content for r in repo.reactions if r.comment_id == comment_id]
+
+    # --- fault injection
+    def inject(
+        self,
+        method: str,
+        path_regex: str,
+        *,
+        delay: float = 0.0,
+        status: int | None = None,
+        times: int = 1,
+        after_effect: bool = False,
+    ) -> None:
+        """Delay and/or fail (with a GitHub error body) the next `times` matching requests."""
+        with self.lock:
+            self._injections.append(
+                _Injection(
+                    method.upper(), re.compile(path_regex), delay, status, times, after_effect
+                )
+            )
+
+    def clear_injections(self) -> None:
+        with self.lock:
+            self._injections.clear()
+
+    # --- used by the ASGI app
+    def _take_injection(self, method: str, path: str) -> _Injection | None:
+        with self.lock:
+            for injection in self._injections:
+                if injection.method in (method, "*") and injection.pattern.search(path):
+                    injection.remaining -= 1
+                    if injection.remaining <= 0:
+                        self._injections.remove(injection)
+                    return injection
+        return None
+
+    def _record(self, method: str, path: str, status: int, query: dict[str, str]) -> None:
+        with self.lock:
+            self.calls.append(Call(method, path, status, query))
+
+    # --- helpers
+    def _repo(self, full_name: str) -> FakeRepo:
+        repo = self.repos.get(full_name)
+        if repo is None:
+            raise KeyError(f"no repository {full_name}; call create_repo first")
+        return repo
+
+    def _pull(self, repo: FakeRepo, number: int) -> PullRequest:
+        pr = repo.pulls.get(number)
+        if pr is None:
+            raise KeyError(f"{repo.full_name} has no pull request #{number}")
+        return pr
+
+    def _repos_of(self, installation_id: int) -> list[FakeRepo]:
+        return [r for r in self.repos.values() if r.installation_id == installation_id]
+
+    def _association(self, repo: FakeRepo, login: str) -> str:
+        if login == repo.owner:
+            return "OWNER"
+        if repo.permissions.get(login, "none") != "none":
+            return "COLLABORATOR"
+        if any(p.author == login for p in repo.pulls.values()):
+            return "CONTRIBUTOR"
+        return "NONE"

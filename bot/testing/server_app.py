@@ -1,0 +1,200 @@
+"""The test server's ASGI application: records calls, applies faults, checks credentials, and
+hands each request to git http-backend or to the REST routes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
+
+from bot.testing.auth import (
+    AuthError,
+    basic_password,
+    bearer_value,
+    rate_limit_status,
+    verify_app_jwt,
+)
+from bot.testing.git_http import cgi_environment, serve_git
+from bot.testing.payloads import error_body
+from bot.testing.rest_api import RestApi
+from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, strong_etag
+from bot.testing.state import Token
+
+if TYPE_CHECKING:
+    from bot.testing.github_server import FakeGitHub
+
+log = logging.getLogger(__name__)
+
+GIT_PATH = re.compile(r"^/(?P<owner>[^/]+)/(?P<repo>[^/]+?\.git)(?P<rest>/.*)$")
+_JSON = "application/json; charset=utf-8"
+
+
+class ServerApp:
+    """One ASGI callable; the REST handlers run in a thread under the server's state lock."""
+
+    def __init__(self, gh: FakeGitHub) -> None:
+        self.gh = gh
+        self.api = RestApi(gh)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        method: str = scope["method"]
+        path: str = scope["path"]
+        raw_query = scope["query_string"].decode("latin-1")
+        query = dict(parse_qsl(raw_query, keep_blank_values=True))
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+        injection = self.gh._take_injection(method, path)
+        if injection and not injection.after_effect:
+            if injection.delay:
+                await asyncio.sleep(injection.delay)
+            if injection.status:
+                await _send(send, _injected_failure(injection.status))
+                self.gh._record(method, path, injection.status, query)
+                return
+
+        git = GIT_PATH.match(path)
+        if git and self.gh.repos.get(f"{git['owner']}/{git['repo'][:-4]}") is not None:
+            status = await self._serve_git(receive, send, method, path, raw_query, headers)
+            self.gh._record(method, path, status, query)
+            return
+
+        body = await _read_body(receive)
+        request = ApiRequest(method, path, query, headers, body)
+        response = await run_in_threadpool(self.dispatch, request)
+        if injection and injection.after_effect:
+            # The effect has happened; now the reply is slow or lost, as after a crash.
+            if injection.delay:
+                await asyncio.sleep(injection.delay)
+            if injection.status:
+                response = _injected_failure(injection.status)
+        await _send(send, response)
+        self.gh._record(method, path, response.status, query)
+
+    async def _serve_git(
+        self,
+        receive: Receive,
+        send: Send,
+        method: str,
+        path: str,
+        raw_query: str,
+        headers: dict[str, str],
+    ) -> int:
+        password = basic_password(headers.get("authorization"))
+        token = self.gh.tokens.get(password or "")
+        repo = self.gh.repos.get(path.split(".git", 1)[0].lstrip("/"))
+        if token is None or not _live(token) or repo is None:
+            response = ApiResponse(401, None, {"WWW-Authenticate": 'Basic realm="GitHub"'})
+            await _send(send, response)
+            return 401
+        if repo.installation_id != token.installation_id:
+            await _send(send, ApiResponse(404, error_body("Repository not found.", 404)))
+            return 404
+        env = cgi_environment(
+            self.gh.root, method=method, path_info=path, query=raw_query, headers=headers
+        )
+        return await serve_git(receive, send, env=env)
+
+    def dispatch(self, req: ApiRequest) -> ApiResponse:
+        """Route, authenticate and answer one REST request (GitHub's error shapes on failure)."""
+        with self.gh.lock:
+            try:
+                response = self._answer(req)
+            except HttpError as exc:
+                response = ApiResponse(exc.status, exc.body())
+            except Exception:  # a bug in the test server must show up as a 500, not a hang
+                log.exception("test server failed on %s %s", req.method, req.path)
+                response = ApiResponse(500, error_body("Server Error", 500))
+            if req.token is not None:
+                req.token.used += 1
+            response.headers.update(_rate_limit_headers(req))
+            if req.method == "GET" and response.status == 200:
+                etag = strong_etag(response.encoded())
+                response.headers["ETag"] = etag
+                if req.headers.get("if-none-match") == etag:
+                    # Conditional hits are free on GitHub: give the request back to the budget.
+                    if req.token is not None:
+                        req.token.used -= 1
+                    return ApiResponse(304, None, {"ETag": etag})
+            return response
+
+    def _answer(self, req: ApiRequest) -> ApiResponse:
+        matched = self.api.router.match(req.method, req.path)
+        if matched is None:
+            raise HttpError(404, "Not Found")
+        route, req.params = matched
+        self._authenticate(req, route.auth)
+        return route.handler(req)
+
+    def _authenticate(self, req: ApiRequest, kind: str) -> None:
+        credential = bearer_value(req.headers.get("authorization"))
+        if credential is None:
+            raise HttpError(401, "Requires authentication")
+        if kind == "jwt":
+            try:
+                verify_app_jwt(credential, self.gh.public_key_pem, self.gh.app_id)
+            except AuthError as exc:
+                raise HttpError(401, str(exc)) from exc
+            return
+        token = self.gh.tokens.get(credential)
+        if token is None or not _live(token):
+            raise HttpError(401, "Bad credentials")
+        req.token = token
+        req.installation_id = token.installation_id
+
+
+def _live(token: Token) -> bool:
+    return token.expires_at > datetime.now(UTC)
+
+
+def _rate_limit_headers(req: ApiRequest) -> dict[str, str]:
+    status = rate_limit_status(req.token)
+    return {
+        "X-RateLimit-Limit": str(status["limit"]),
+        "X-RateLimit-Remaining": str(status["remaining"]),
+        "X-RateLimit-Reset": str(status["reset"]),
+        "X-RateLimit-Used": str(status["used"]),
+        "X-RateLimit-Resource": "graphql" if req.path == "/graphql" else "core",
+    }
+
+
+def _injected_failure(status: int) -> ApiResponse:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "Error"
+    return ApiResponse(status, error_body(phrase, status))
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message: dict[str, Any] = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+async def _send(send: Send, response: ApiResponse) -> None:
+    body = response.encoded()
+    headers = [(k.lower().encode(), v.encode()) for k, v in response.headers.items()]
+    if response.body is not None:
+        headers.append((b"content-type", _JSON.encode()))
+    if response.status not in (204, 304):
+        headers.append((b"content-length", str(len(body)).encode()))
+    else:
+        body = b""
+    headers.append((b"x-github-media-type", b"github.v3; format=json"))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

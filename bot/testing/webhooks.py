@@ -1,0 +1,139 @@
+"""Webhook payloads as GitHub delivers them to an App (octokit/webhooks payload-examples)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.testing.payloads import Shapes
+from bot.testing.state import Comment, FakeRepo, Installation, PullRequest, node_id
+
+PULL_REQUEST_ACTIONS = (
+    "opened",
+    "synchronize",
+    "reopened",
+    "edited",
+    "closed",
+    "ready_for_review",
+    "converted_to_draft",
+    "labeled",
+    "unlabeled",
+    "assigned",
+    "unassigned",
+    "review_requested",
+    "locked",
+    "unlocked",
+)
+
+
+def _installation_ref(installation_id: int) -> dict[str, Any]:
+    return {
+        "id": installation_id,
+        "node_id": node_id("IntegrationInstallation", installation_id),
+    }
+
+
+def pull_request_event(
+    shapes: Shapes,
+    repo: FakeRepo,
+    pr: PullRequest,
+    action: str,
+    *,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """A `pull_request` delivery; synchronize carries before/after, edited carries changes."""
+    if action not in PULL_REQUEST_ACTIONS:
+        raise ValueError(f"unknown pull_request action {action!r}")
+    payload: dict[str, Any] = {
+        "action": action,
+        "number": pr.number,
+        "pull_request": shapes.pull(repo, pr, repo.pull_diff(pr)),
+    }
+    if action == "synchronize":
+        payload["before"] = pr.head_history[-1] if pr.head_history else pr.head_sha
+        payload["after"] = pr.head_sha
+    elif action == "edited":
+        payload["changes"] = {key: {"from": value} for key, value in pr.changes.items()}
+    elif action in ("labeled", "unlabeled"):
+        name = label or "enhancement"
+        payload["label"] = {
+            "id": 1000 + len(name),
+            "node_id": node_id("Label", 1000 + len(name)),
+            "url": f"{shapes.base}/repos/{repo.full_name}/labels/{name}",
+            "name": name,
+            "color": "a2eeef",
+            "default": False,
+            "description": None,
+        }
+    payload["repository"] = shapes.repository(repo)
+    payload["installation"] = _installation_ref(repo.installation_id)
+    payload["sender"] = shapes.user(pr.author)
+    return payload
+
+
+def issue_comment_event(
+    shapes: Shapes, repo: FakeRepo, pr: PullRequest, comment: Comment, action: str
+) -> dict[str, Any]:
+    """An `issue_comment` delivery on a pull request (so `issue.pull_request` is set)."""
+    if action not in ("created", "edited", "deleted"):
+        raise ValueError(f"unknown issue_comment action {action!r}")
+    payload: dict[str, Any] = {
+        "action": action,
+        "issue": shapes.issue(repo, pr),
+        "comment": shapes.comment(repo, comment),
+    }
+    if action == "edited":
+        payload["changes"] = {"body": {"from": comment.previous_body}}
+    payload["repository"] = shapes.repository(repo)
+    payload["installation"] = _installation_ref(repo.installation_id)
+    payload["sender"] = shapes.user(comment.author, bot=comment.is_bot)
+    return payload
+
+
+def installation_event(
+    shapes: Shapes, inst: Installation, repos: list[FakeRepo], action: str
+) -> dict[str, Any]:
+    """An `installation` delivery (created, deleted, suspend, unsuspend, ...)."""
+    body = shapes.installation(inst, repos)
+    if action == "suspend":
+        body["suspended_at"] = body["updated_at"]
+        body["suspended_by"] = shapes.user(inst.account)
+    return {
+        "action": action,
+        "installation": body,
+        "repositories": [
+            {
+                "id": r.id,
+                "node_id": node_id("Repository", r.id),
+                "name": r.name,
+                "full_name": r.full_name,
+                "private": False,
+            }
+            for r in repos
+        ],
+        "requester": None,
+        "sender": shapes.user(inst.account),
+    }
+
+
+def ping_event(shapes: Shapes, hook_id: int = 1) -> dict[str, Any]:
+    """The `ping` GitHub sends when an App's webhook is created."""
+    return {
+        "zen": "Keep it logically awesome.",
+        "hook_id": hook_id,
+        "hook": {
+            "type": "App",
+            "id": hook_id,
+            "name": "web",
+            "active": True,
+            "events": ["check_run", "issue_comment", "pull_request", "push"],
+            "config": {
+                "content_type": "json",
+                "insecure_ssl": "0",
+                "url": f"{shapes.base}/webhooks/github",
+            },
+            "updated_at": "2024-01-01T00:00:00Z",
+            "created_at": "2024-01-01T00:00:00Z",
+            "app_id": shapes.app_id,
+            "deliveries_url": f"{shapes.base}/app/hook/deliveries",
+        },
+    }
