@@ -82,3 +82,51 @@ def check_context(tmp_path: Path) -> CheckContext:
     work = tmp_path / "work"
     work.mkdir()
     return CheckContext(work_dir=work)
+
+
+# --- database fixtures (bot.store): every store test runs on SQLite and on PostgreSQL -------
+
+
+@pytest.fixture(
+    params=[pytest.param("sqlite"), pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path):
+    """A URL of an empty database: a SQLite file, or a fresh schema in PRBOT_TEST_DATABASE_URL.
+
+    Each Postgres test gets its own schema (search_path set in the URL), dropped afterwards,
+    so tests never see each other's rows and can run again and again.
+    """
+    import uuid
+
+    from sqlalchemy.engine import make_url
+
+    from bot.store.db import make_engine
+
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'prbot.sqlite'}"
+        return
+    base = os.environ.get("PRBOT_TEST_DATABASE_URL")
+    if not base:
+        pytest.skip("PRBOT_TEST_DATABASE_URL is not set")
+    schema = f"prbot_test_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(base)
+    with admin.begin() as connection:
+        connection.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
+    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as connection:
+            connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        admin.dispose()
+
+
+@pytest.fixture
+def engine(database_url: str):
+    """A migrated engine on ``database_url``."""
+    from bot.store.db import make_engine, migrate
+
+    built = make_engine(database_url)
+    migrate(built)
+    yield built
+    built.dispose()

@@ -1,0 +1,139 @@
+"""``prbot queue list|retry|stats``: look into the job queue and re-queue dead letters."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+
+from bot.cli.common import CliError
+from bot.store.db import DatabaseUrlError, default_database_url, make_engine, migrate
+from bot.store.queue import Job, Queue
+from bot.store.schema import JOB_STATES
+
+ERROR_PREVIEW_CHARS = 60
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument(
+        "--database-url",
+        help="database URL (default: PRBOT_DATABASE_URL, else the SQLite file in PRBOT_DATA_DIR)",
+    )
+    parser = subparsers.add_parser("queue", help="inspect the job queue, re-queue dead letters")
+    actions = parser.add_subparsers(dest="queue_command", required=True, metavar="ACTION")
+
+    listing = actions.add_parser("list", parents=[database], help="list jobs, newest first")
+    listing.add_argument("--state", choices=JOB_STATES, help="only jobs in this state")
+    listing.add_argument("--limit", type=positive_int, default=50, help="at most N jobs (50)")
+    listing.set_defaults(func=list_jobs)
+
+    retry = actions.add_parser("retry", parents=[database], help="re-queue dead letters")
+    which = retry.add_mutually_exclusive_group(required=True)
+    which.add_argument("id", nargs="?", type=positive_int, help="the dead job to re-queue")
+    which.add_argument("--all", action="store_true", help="re-queue every dead job")
+    retry.set_defaults(func=retry_jobs)
+
+    stats = actions.add_parser("stats", parents=[database], help="job counts per state and kind")
+    stats.set_defaults(func=show_stats)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def open_queue(args: argparse.Namespace) -> Queue:
+    """The queue of the chosen database, migrated to the current schema."""
+    url = args.database_url or default_database_url()
+    try:
+        engine = make_engine(url)
+        migrate(engine)
+    except DatabaseUrlError as exc:
+        raise CliError(str(exc)) from None
+    except Exception as exc:  # driver errors: unreachable server, unreadable file
+        raise CliError(f"cannot open the database: {first_line(exc)}") from None
+    return Queue(engine)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def print_table(header: list[str], rows: list[list[str]]) -> None:
+    """Columns padded to their widest cell; the last column is left ragged."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    for line in [header, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=False)]
+        print("  ".join([*cells, line[-1]]).rstrip())
+
+
+def when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def preview(error: str | None) -> str:
+    if not error:
+        return ""
+    line = error.strip().splitlines()[-1] if error.strip() else ""
+    return line if len(line) <= ERROR_PREVIEW_CHARS else line[: ERROR_PREVIEW_CHARS - 1] + "…"
+
+
+def job_row(job: Job) -> list[str]:
+    return [
+        str(job.id),
+        job.state,
+        job.kind,
+        str(job.attempts),
+        when(job.created_at),
+        when(job.run_after),
+        job.dedupe_key or "-",
+        preview(job.last_error),
+    ]
+
+
+def list_jobs(args: argparse.Namespace) -> int:
+    queue = open_queue(args)
+    found = queue.jobs(state=args.state, limit=args.limit)
+    if not found:
+        print(f"no {args.state or ''} jobs".replace("  ", " "))
+        return 0
+    header = ["ID", "STATE", "KIND", "ATTEMPTS", "CREATED", "RUN AFTER", "DEDUPE KEY", "ERROR"]
+    print_table(header, [job_row(job) for job in found])
+    return 0
+
+
+def retry_jobs(args: argparse.Namespace) -> int:
+    queue = open_queue(args)
+    if args.all:
+        count = queue.retry_dead()
+        print(f"re-queued {count} dead job{'s' if count != 1 else ''}")
+        return 0
+    job = queue.get(args.id)
+    if job is None:
+        raise CliError(f"no job {args.id}")
+    if job.state != "dead":
+        raise CliError(f"job {args.id} is {job.state}, not dead; only dead jobs are retried")
+    if queue.retry_dead(args.id) == 0:
+        print(f"job {args.id} closed: a newer queued job with its dedupe key does the work")
+    else:
+        print(f"re-queued job {args.id}")
+    return 0
+
+
+def show_stats(args: argparse.Namespace) -> int:
+    queue = open_queue(args)
+    depth = queue.depth()
+    by_kind = queue.depth_by_kind()
+    header = ["KIND", *[state.upper() for state in JOB_STATES]]
+    rows = [
+        [kind, *(str(counts[state]) for state in JOB_STATES)] for kind, counts in by_kind.items()
+    ]
+    rows.append(["total", *(str(depth[state]) for state in JOB_STATES)])
+    print_table(header, rows)
+    return 0

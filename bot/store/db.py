@@ -1,0 +1,142 @@
+"""Engines and migrations: which database, how to connect, and bringing its schema up to date."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+# pg_advisory_xact_lock key that serialises migrations across processes ("prbot" in ASCII).
+MIGRATION_LOCK_KEY = 0x707262_6F74
+
+# Execution option that lets a SQLite transaction start deferred (read-only work).
+READ_ONLY = "prbot_read_only"
+
+
+class DatabaseUrlError(ValueError):
+    """A database URL prbot cannot use."""
+
+
+def default_database_url() -> str:
+    """``PRBOT_DATABASE_URL``, else a SQLite file in ``PRBOT_DATA_DIR`` (default ``./.prbot``)."""
+    url = os.environ.get("PRBOT_DATABASE_URL", "").strip()
+    if url:
+        return url
+    data_dir = Path(os.environ.get("PRBOT_DATA_DIR", "").strip() or ".prbot")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{data_dir.resolve() / 'prbot.sqlite'}"
+
+
+def make_engine(url: str, **engine_options: object) -> sa.Engine:
+    """An engine for a ``postgresql://`` or ``sqlite:///path`` URL, tuned for prbot's use."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise DatabaseUrlError(f"not a database URL: {url!r}") from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in ("postgresql", "postgres"):
+        # psycopg 3 is the driver we ship; SQLAlchemy would pick psycopg2 for a bare URL.
+        if not driver or backend == "postgres":
+            parsed = parsed.set(drivername=f"postgresql+{driver or 'psycopg'}")
+        return sa.create_engine(parsed, pool_pre_ping=True, **engine_options)
+    if backend == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/prbot.sqlite")
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(
+            parsed,
+            # Connections move between threads through the pool, never used by two at once.
+            connect_args={"check_same_thread": False, "timeout": 10},
+            **engine_options,
+        )
+        _tune_sqlite(engine)
+        return engine
+    raise DatabaseUrlError(
+        f"unsupported database {parsed.drivername!r}: use postgresql://… or sqlite:///path"
+    )
+
+
+def _tune_sqlite(engine: sa.Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection, _record) -> None:
+        # Take BEGIN away from the sqlite3 module (which skips it before SELECTs) and emit
+        # our own in on_begin below.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(connection: sa.Connection) -> None:
+        # Writers take the write lock up front: a deferred transaction that reads and then
+        # writes fails at once with SQLITE_BUSY when another writer got in between, while
+        # BEGIN IMMEDIATE waits its turn under busy_timeout.
+        if connection.get_execution_options().get(READ_ONLY):
+            connection.exec_driver_sql("BEGIN")
+        else:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+@contextmanager
+def reading(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection for reads only (on SQLite it does not take the write lock)."""
+    with engine.connect() as connection:
+        connection.execution_options(**{READ_ONLY: True})
+        yield connection
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Config:
+    """Alembic configured in code: no alembic.ini, migrations from this package."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def migrate(engine: sa.Engine) -> None:
+    """Upgrade the schema to the newest revision; a no-op when it is already there.
+
+    Several processes may call this at once: on Postgres they queue on an advisory lock (the
+    whole upgrade is one transaction), on SQLite on the write lock of BEGIN IMMEDIATE.
+    """
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))
+        command.upgrade(alembic_config(connection), "head")
+
+
+def current_revision(engine: sa.Engine) -> str | None:
+    """The schema revision the database is at (None before the first migration)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with reading(engine) as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def ping(engine: sa.Engine) -> bool:
+    """Whether the database answers a trivial query (for /readyz)."""
+    try:
+        with reading(engine) as connection:
+            connection.execute(sa.text("SELECT 1"))
+        return True
+    except Exception as exc:  # any driver error means "not ready"
+        log.warning("database ping failed: %s", exc)
+        return False

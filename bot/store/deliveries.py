@@ -1,0 +1,111 @@
+"""Webhook deliveries: recorded once per GUID, each with a job to process it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+
+from bot.store.db import reading
+from bot.store.dialect import upsert
+from bot.store.queue import enqueue_job
+from bot.store.schema import deliveries, utcnow
+
+DELIVERY_JOB_KIND = "delivery"
+
+
+@dataclass
+class Delivery:
+    """A webhook delivery as received (``body`` byte for byte, for signature re-checks)."""
+
+    id: int
+    guid: str
+    event: str
+    action: str | None
+    repo: str | None
+    installation_id: int | None
+    body: bytes
+    received_at: datetime
+
+
+def record_delivery(
+    engine: sa.Engine,
+    *,
+    guid: str,
+    event: str,
+    action: str | None,
+    repo: str | None,
+    installation_id: int | None,
+    body: bytes,
+) -> bool:
+    """Store a delivery and enqueue its job in one transaction; False for a known GUID.
+
+    Runs inside the webhook request, so it is a single short transaction with no read first:
+    the unique GUID decides (ON CONFLICT DO NOTHING), and a redelivery changes nothing.
+    """
+    now = utcnow()
+    with engine.begin() as connection:
+        insert = (
+            upsert(connection, deliveries)
+            .values(
+                guid=guid,
+                event=event,
+                action=action,
+                repo=repo,
+                installation_id=installation_id,
+                body=bytes(body),
+                received_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=[deliveries.c.guid])
+            .returning(deliveries.c.id)
+        )
+        delivery_id = connection.execute(insert).scalar_one_or_none()
+        if delivery_id is None:
+            return False
+        enqueue_job(
+            connection,
+            DELIVERY_JOB_KIND,
+            {"delivery_id": delivery_id},
+            run_after=now,
+            now=now,
+        )
+        return True
+
+
+def get_delivery(engine: sa.Engine, delivery_id: int) -> Delivery | None:
+    """A stored delivery by id, or None."""
+    with reading(engine) as connection:
+        row = connection.execute(
+            sa.select(deliveries).where(deliveries.c.id == delivery_id)
+        ).first()
+    if row is None:
+        return None
+    return Delivery(
+        id=row.id,
+        guid=row.guid,
+        event=row.event,
+        action=row.action,
+        repo=row.repo,
+        installation_id=row.installation_id,
+        body=bytes(row.body),
+        received_at=row.received_at,
+    )
+
+
+def count_deliveries(engine: sa.Engine) -> int:
+    """How many deliveries are stored."""
+    with reading(engine) as connection:
+        return connection.execute(sa.select(sa.func.count()).select_from(deliveries)).scalar_one()
+
+
+def purge_deliveries(engine: sa.Engine, older_than_seconds: float) -> int:
+    """Delete deliveries received more than ``older_than_seconds`` ago; returns how many.
+
+    Keep them longer than GitHub may redeliver (days), or a redelivery is processed again.
+    """
+    cutoff = utcnow() - timedelta(seconds=older_than_seconds)
+    with engine.begin() as connection:
+        return connection.execute(
+            sa.delete(deliveries).where(deliveries.c.received_at < cutoff)
+        ).rowcount

@@ -1,0 +1,1 @@
+"""Alembic migrations for bot.store (driven from code by ``bot.store.db.migrate``)."""
