@@ -1,0 +1,147 @@
+"""requirements: what each platform × architecture now gets, and whether it still resolves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.checks.base import Check, CheckContext, Section, Status
+from bot.requirements.analysis import Analysis, Row, StaleCompiled, analyse
+from bot.requirements.config import RequirementsRules
+from bot.requirements.effective import change_texts
+from bot.snapshot import Snapshot
+
+CHECK_NAME = "requirements"
+
+
+def row_finding(row: Row) -> dict[str, Any]:
+    """One row as a finding of the JSON contract (plus extra fields)."""
+    resolution = row.resolution
+    detail_parts = [resolution.detail] if resolution and resolution.detail else []
+    detail_parts += row.notes
+    finding: dict[str, Any] = {
+        "platform": row.cell.target.name,
+        "arch": row.cell.arch,
+        "added": [e.display() for e in row.diff.added],
+        "removed": [e.display() for e in row.diff.removed],
+        "changed": [],
+        "resolution": resolution.status if resolution else "skipped",
+        "detail": "; ".join(detail_parts),
+        "kind": row.cell.target.kind,
+        "python": row.cell.python,
+        "why": row.why,
+        "cached": bool(resolution and resolution.cached),
+        "added_from": [_origin(e) for e in row.diff.added],
+        "removed_from": [_origin(e) for e in row.diff.removed],
+        "problems": [
+            {"file": p.file, "line": p.line, "message": p.message, "new": new}
+            for p, new in row.problems
+        ],
+        "conflicts": [{**c.to_json(), "new": new} for c, new in row.conflicts],
+        "compiled": [item.to_json() for item in row.compiled],
+    }
+    for before, after in row.diff.changed:
+        old, new = change_texts(before, after)
+        origin = _origin(after)
+        finding["changed"].append(
+            {
+                "name": after.name,
+                "from": old,
+                "to": new,
+                "file": origin["file"],
+                "line": origin["line"],
+            }
+        )
+    return finding
+
+
+def _origin(entry: Any) -> dict[str, Any]:
+    source = entry.sources[0] if entry.sources else None
+    return {
+        "requirement": entry.display(),
+        "file": source.file if source else "",
+        "line": source.line if source else 0,
+    }
+
+
+def orphan_finding(item: StaleCompiled) -> dict[str, Any]:
+    """A stale compiled file that no declared set owns, still shaped like a row."""
+    return {
+        "platform": item.path,
+        "arch": "any",
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "resolution": "skipped",
+        "detail": "compiled file with no declared set",
+        "kind": "compiled",
+        "why": item.changed_sources,
+        "compiled": [item.to_json()],
+        "problems": [],
+        "conflicts": [],
+    }
+
+
+def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
+    rows = analysis.rows
+    failed = [r for r in rows if r.resolution and r.resolution.status == "failed"]
+    broken = [r for r in rows if r.new_problems]
+    conflicts = {c.key() for r in rows for c, new in r.conflicts if new}
+    stale = {s.path for r in rows for s in r.compiled} | {s.path for s in analysis.orphan_compiled}
+    changed = sum(1 for r in rows if r.diff)
+    parts = [f"{len(rows)} of {len(rows) + len(analysis.unaffected)} cells affected"]
+    if changed:
+        parts.append(f"{changed} with package changes")
+    if failed:
+        parts.append("does not resolve on " + ", ".join(_labels(failed)))
+    if broken:
+        problems = {p.location() for r in broken for p in r.new_problems}
+        parts.append(f"{len(problems)} error(s) in requirement files")
+    if conflicts:
+        parts.append(f"{len(conflicts)} inconsistent pin(s)")
+    if stale:
+        parts.append(f"stale compiled file(s): {', '.join(sorted(stale))}")
+    ok = [r for r in rows if r.resolution and r.resolution.status == "ok"]
+    if ok and not failed:
+        parts.append(f"resolves on {len(ok)}")
+    if failed or broken:
+        status = Status.FAIL
+    elif conflicts or stale:
+        status = Status.WARN
+    else:
+        status = Status.PASS
+    return status, "; ".join(parts)
+
+
+def _labels(rows: list[Row]) -> list[str]:
+    seen: list[str] = []
+    for row in rows:
+        if row.cell.label not in seen:
+            seen.append(row.cell.label)
+    return seen
+
+
+def run(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext) -> Section:
+    analysis = analyse(snapshot, rules, context)
+    if not analysis.relevant:
+        return Section(CHECK_NAME, Status.SKIP, analysis.reason)
+    show_python = len(rules.python_versions) > 1
+    findings = [row_finding(row) for row in analysis.rows]
+    findings += [orphan_finding(item) for item in analysis.orphan_compiled]
+    status, summary = status_and_summary(analysis)
+    data = {
+        "rows": findings,
+        "show_python": show_python,
+        "unaffected": analysis.unaffected,
+        "uv_runs": analysis.uv_runs,
+    }
+    return Section(CHECK_NAME, status, summary, findings, data=data)
+
+
+CHECK = Check(
+    name=CHECK_NAME,
+    title="Requirements per architecture",
+    run=run,
+    rules_model=RequirementsRules,
+    order=20,
+    template="checks/requirements.md.j2",
+)

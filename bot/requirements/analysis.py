@@ -1,0 +1,300 @@
+"""One PR's requirement analysis: which cells a change reaches, what they now get, and
+whether it still resolves. Pure over two trees, except for uv behind :class:`UvResolver`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled, rerun_compiled
+from bot.requirements.config import RequirementsRules
+from bot.requirements.consistency import PinConflict, pin_conflicts
+from bot.requirements.effective import (
+    SetDiff,
+    applies,
+    diff_sets,
+    effective_set,
+    marker_environment,
+)
+from bot.requirements.graph import Closure, RequirementTree
+from bot.requirements.matrix import Cell, Target, build_targets, cells
+from bot.requirements.parser import Problem
+from bot.requirements.resolve import Resolution, ResolutionRequest, UvResolver, uv_binary
+from bot.snapshot import Snapshot, path_matches
+
+# Option lines uv honours inside a requirements file; the rest are pip-only.
+_PASSED_OPTIONS = {"index-url", "extra-index-url", "find-links", "no-index", "no-binary"}
+_PASSED_OPTIONS |= {"only-binary"}
+_REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
+
+
+@dataclass
+class StaleCompiled:
+    path: str
+    changed_sources: list[str]
+    rerun: str = "not run"  # not run | same | differs | failed | skipped
+    rerun_detail: str = ""
+    compiled: CompiledFile | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "changed_sources": self.changed_sources,
+            "rerun": self.rerun,
+            "rerun_detail": self.rerun_detail,
+        }
+
+
+@dataclass
+class Row:
+    """One affected (platform, arch, python) cell."""
+
+    cell: Cell
+    why: list[str]
+    diff: SetDiff
+    problems: list[tuple[Problem, bool]] = field(default_factory=list)  # (problem, new)
+    conflicts: list[tuple[PinConflict, bool]] = field(default_factory=list)  # (conflict, new)
+    compiled: list[StaleCompiled] = field(default_factory=list)
+    resolution: Resolution | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def new_problems(self) -> list[Problem]:
+        return [p for p, new in self.problems if new]
+
+
+@dataclass
+class Analysis:
+    relevant: bool
+    reason: str = ""
+    rows: list[Row] = field(default_factory=list)
+    unaffected: list[str] = field(default_factory=list)
+    orphan_compiled: list[StaleCompiled] = field(default_factory=list)
+    uv_runs: int = 0
+
+
+def _changed_names(snapshot: Snapshot) -> set[str]:
+    names = set()
+    for changed in snapshot.files:
+        names.add(changed.path)
+        if changed.previous_path:
+            names.add(changed.previous_path)
+    return names
+
+
+def _might_matter(changed: Iterable[str], rules: RequirementsRules) -> bool:
+    globs = rules.watch + rules.compiled
+    return any(
+        path.endswith(_REQUIREMENT_SUFFIXES) or any(path_matches(path, g) for g in globs)
+        for path in changed
+    )
+
+
+def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analysis:
+    """Everything the requirements section says about one PR."""
+    targets = build_targets(rules)
+    if not targets:
+        return Analysis(False, "no platforms declared in rules")
+    changed = _changed_names(snapshot)
+    if not _might_matter(changed, rules):
+        return Analysis(False, "no requirement file changed")
+    base_tree, head_tree = RequirementTree(snapshot.base), RequirementTree(snapshot.head)
+    closures = {
+        t.name: (
+            base_tree.closure(t.rules.entries, t.rules.constraints),
+            head_tree.closure(t.rules.entries, t.rules.constraints),
+        )
+        for t in targets
+    }
+    watched = sorted(p for p in changed if any(path_matches(p, g) for g in rules.watch))
+    stale = _stale_compiled(head_tree, snapshot, changed, rules)
+    reached = {path for pair in closures.values() for c in pair for path in c.files}
+    if not (changed & reached) and not watched and not stale:
+        return Analysis(False, "no changed file reaches any platform")
+
+    analysis = Analysis(True)
+    conflict_cache: dict[tuple[str, str, str], tuple[list[PinConflict], set[Any]]] = {}
+    for cell in cells(targets, rules.python_versions):
+        base_closure, head_closure = closures[cell.target.name]
+        files = set(base_closure.files) | set(head_closure.files)
+        why = sorted((changed & files) | set(watched))
+        if not why:
+            analysis.unaffected.append(cell.label)
+            continue
+        env = marker_environment(cell.arch, cell.python)
+        row = Row(
+            cell, why, diff_sets(effective_set(base_closure, env), effective_set(head_closure, env))
+        )
+        base_problems = {(p.file, p.message) for p in base_closure.problems}
+        row.problems = [
+            (p, (p.file, p.message) not in base_problems) for p in head_closure.problems
+        ]
+        key = (cell.target.group, cell.arch, cell.python)
+        if key not in conflict_cache:
+            conflict_cache[key] = _group_conflicts(targets, closures, cell.target.group, env)
+        head_conflicts, base_keys = conflict_cache[key]
+        row.conflicts = [
+            (c, c.key() not in base_keys)
+            for c in head_conflicts
+            if any(f in head_closure.files for f, _, _ in c.lines)
+        ]
+        analysis.rows.append(row)
+
+    _attach_compiled(analysis, stale, targets)
+    _resolve(analysis, closures, rules, context)
+    if rules.rerun_compiled and context.runner is not None:
+        for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
+            if item.rerun == "not run":
+                _rerun(item, snapshot, rules, context)
+    analysis.rows.sort(key=_strength)
+    return analysis
+
+
+def _group_conflicts(
+    targets: list[Target],
+    closures: dict[str, tuple[Closure, Closure]],
+    group: str,
+    env: dict[str, str],
+) -> tuple[list[PinConflict], set[Any]]:
+    members = [t.name for t in targets if t.group == group]
+
+    def lines(side: int) -> list[Any]:
+        out = []
+        for name in members:
+            closure = closures[name][side]
+            out += closure.requirements + closure.constraints
+        return out
+
+    head = pin_conflicts(lines(1), env)
+    base_keys = {c.key() for c in pin_conflicts(lines(0), env)}
+    return head, base_keys
+
+
+def _stale_compiled(
+    head_tree: RequirementTree, snapshot: Snapshot, changed: set[str], rules: RequirementsRules
+) -> list[tuple[CompiledFile, StaleCompiled]]:
+    candidates = [
+        p for p in snapshot.head.list_paths() if any(path_matches(p, g) for g in rules.compiled)
+    ]
+    found = []
+    for compiled in find_compiled(head_tree, candidates):
+        if compiled.path in changed:
+            continue
+        sources = [s for s in compiled_sources(compiled, head_tree) if s in changed]
+        if sources:
+            found.append((compiled, StaleCompiled(compiled.path, sources, compiled=compiled)))
+    return found
+
+
+def _attach_compiled(
+    analysis: Analysis, stale: list[tuple[CompiledFile, StaleCompiled]], targets: list[Target]
+) -> None:
+    for compiled, item in stale:
+        owners = [
+            row
+            for row in analysis.rows
+            if set(row.cell.target.rules.entries) & set(compiled.inputs)
+        ]
+        if owners:
+            # One cell carries it; the others of the same set would only repeat it.
+            owners[0].compiled.append(item)
+        else:
+            analysis.orphan_compiled.append(item)
+
+
+def _flatten(closure: Closure, env: dict[str, str]) -> tuple[str, str, list[str]]:
+    """(requirements text, constraints text, skipped local paths) for one environment."""
+    lines: list[str] = []
+    skipped: list[str] = []
+    for option in closure.options:
+        if option.option in _PASSED_OPTIONS and option.text not in lines:
+            lines.append(option.text)
+    for line in closure.requirements:
+        if not applies(line, env):
+            continue
+        if line.is_local:
+            skipped.append(line.text)
+            continue
+        text = f"-e {line.text}" if line.editable else line.text
+        if text not in lines:
+            lines.append(text)
+    constraints = []
+    for line in closure.constraints:
+        if applies(line, env) and not line.is_local and line.text not in constraints:
+            constraints.append(line.text)
+    return "\n".join(lines) + "\n", ("\n".join(constraints) + "\n") if constraints else "", skipped
+
+
+def _resolve(
+    analysis: Analysis,
+    closures: dict[str, tuple[Closure, Closure]],
+    rules: RequirementsRules,
+    context: Any,
+) -> None:
+    pending: list[tuple[Row, ResolutionRequest]] = []
+    for row in analysis.rows:
+        target, arch = row.cell.target, row.cell.arch
+        platform, known = target.python_platform(arch)
+        if not (rules.resolve and target.rules.resolve):
+            row.resolution = Resolution("skipped", "resolution disabled by rules")
+        elif row.problems:
+            row.resolution = Resolution("skipped", "requirement files have errors (see above)")
+        elif not known:
+            row.resolution = Resolution("skipped", f"uv has no --python-platform for {arch}")
+        else:
+            env = marker_environment(arch, row.cell.python)
+            requirements, constraints, local = _flatten(closures[target.name][1], env)
+            if local:
+                row.notes.append(f"not resolved (local paths): {', '.join(local)}")
+            options = tuple(rules.uv_options + target.rules.uv_options)
+            request = ResolutionRequest(
+                requirements, constraints, row.cell.python, platform, options
+            )
+            pending.append((row, request))
+    if not pending:
+        return
+    resolver = UvResolver(
+        context.runner,
+        context.cache,
+        context.work_dir,
+        timeout=rules.uv_timeout_seconds,
+        http_timeout=rules.uv_http_timeout_seconds,
+        max_parallel=rules.max_parallel,
+    )
+    results = resolver.resolve_all([request for _, request in pending])
+    for (row, _), result in zip(pending, results, strict=True):
+        row.resolution = result
+    analysis.uv_runs = resolver.uv_runs
+
+
+def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, context: Any) -> None:
+    if item.compiled is None:
+        return
+    compiled = item.compiled
+    resolver = UvResolver(context.runner, None, context.work_dir)
+    item.rerun, item.rerun_detail = rerun_compiled(
+        compiled,
+        snapshot.head,
+        context.runner,
+        uv_binary(),
+        context.work_dir,
+        resolver.environment(),
+        extra_options=rules.uv_options,
+        timeout=rules.uv_timeout_seconds,
+    )
+
+
+def _strength(row: Row) -> tuple[int, ...]:
+    failed = row.resolution is not None and row.resolution.status == "failed"
+    new_conflicts = sum(1 for _, new in row.conflicts if new)
+    size = len(row.diff.added) + len(row.diff.removed) + len(row.diff.changed)
+    return (
+        -int(failed),
+        -len(row.new_problems),
+        -new_conflicts,
+        -len(row.compiled),
+        -size,
+        0 if row.cell.target.kind == "runtime" else 1,
+    )

@@ -1,0 +1,198 @@
+"""Resolution with the real uv (``uv pip compile``), in parallel, cached by input hash.
+
+Each request is one (platform, arch, python) with its effective input already flattened.
+The cache key covers the input text, the options and uv's version, so a re-check with no
+requirement change runs uv zero times. Failures are cached too (they are deterministic
+for an input); an unreachable index or a timeout is not, and comes back as ``skipped``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Literal
+
+CACHE_NAMESPACE = "uv-resolution"
+ResolutionStatus = Literal["ok", "failed", "skipped"]
+
+# uv's wording when the index (or a URL) could not be reached at all.
+_NETWORK_ERROR = re.compile(
+    r"Failed to fetch|error sending request|dns error|tcp connect error|Connection refused|"
+    r"operation timed out|timed out|Network is unreachable|Could not connect|"
+    r"failed to lookup address|certificate|Request failed after",
+    re.I,
+)
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)(?:\[[^\]]*\])?==([^\s;]+)")
+
+
+def uv_binary() -> str:
+    """Path of the pinned uv that ships as the ``uv`` PyPI package."""
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def uv_version() -> str:
+    try:
+        return version("uv")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class ResolutionRequest:
+    """One uv run's input: flattened requirements, constraints, target and options."""
+
+    requirements: str
+    constraints: str
+    python_version: str
+    python_platform: str | None
+    options: tuple[str, ...] = ()
+
+    def cache_key(self, uv: str) -> str:
+        payload = json.dumps([uv, *asdict(self).values()], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class Resolution:
+    status: ResolutionStatus
+    detail: str
+    pins: dict[str, str] = field(default_factory=dict)
+    cached: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps({"status": self.status, "detail": self.detail, "pins": self.pins})
+
+    @classmethod
+    def from_json(cls, text: str) -> Resolution | None:
+        try:
+            data = json.loads(text)
+            return cls(data["status"], data["detail"], dict(data.get("pins", {})), cached=True)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def failure_cause(stderr: str, limit: int = 2) -> str:
+    """uv's cause in a line or two, without warnings and box-drawing decoration."""
+    lines = [re.sub(r"^[\s│├╰─▶×]+", "", line).strip() for line in stderr.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("warning:")]
+    start = next((i for i, line in enumerate(lines) if line.startswith("error:")), 0)
+    picked = [line.removeprefix("error: ").removeprefix("cause: ") for line in lines[start:]]
+    if picked and picked[0].startswith("No solution found") and len(picked) > 1:
+        picked = picked[1:]
+    return " ".join(picked[:limit])[:400] or "uv failed without a message"
+
+
+def parse_pins(stdout: str) -> dict[str, str]:
+    pins = {}
+    for line in stdout.splitlines():
+        match = _PIN.match(line.strip())
+        if match:
+            pins[match.group(1).lower()] = match.group(2)
+    return pins
+
+
+class UvResolver:
+    """Runs ``uv pip compile`` through a sandboxed runner; safe to use from one thread."""
+
+    def __init__(
+        self,
+        runner: Any,
+        cache: Any,
+        work_dir: Path,
+        *,
+        timeout: float = 180.0,
+        http_timeout: int = 30,
+        max_parallel: int = 4,
+        uv: str | None = None,
+    ) -> None:
+        self.runner = runner
+        self.cache = cache
+        self.work_dir = Path(work_dir)
+        self.timeout = timeout
+        self.http_timeout = http_timeout
+        self.max_parallel = max_parallel
+        self.uv = uv
+        self.uv_runs = 0
+        self._lock = threading.Lock()
+
+    def environment(self) -> dict[str, str]:
+        """uv settings for every run: shared cache, no config files, no Python downloads."""
+        return {
+            "UV_CACHE_DIR": str(self.work_dir / "uv-cache"),
+            "UV_NO_CONFIG": "1",
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_HTTP_TIMEOUT": str(self.http_timeout),
+            # Retries turn an unreachable index into minutes of waiting; one try is enough.
+            "UV_HTTP_RETRIES": "0",
+            "UV_NO_PROGRESS": "1",
+        }
+
+    def resolve_all(self, requests: Sequence[ResolutionRequest]) -> list[Resolution]:
+        """One result per request, in order; identical requests share one uv run."""
+        if self.runner is None:
+            return [Resolution("skipped", "no sandboxed runner to run uv") for _ in requests]
+        uv_ver = uv_version()
+        keys = [request.cache_key(uv_ver) for request in requests]
+        results: dict[str, Resolution] = {}
+        pending: dict[str, ResolutionRequest] = {}
+        for key, request in zip(keys, requests, strict=True):
+            if key in results or key in pending:
+                continue
+            stored = self.cache.get(CACHE_NAMESPACE, key) if self.cache is not None else None
+            cached = Resolution.from_json(stored) if stored else None
+            if cached is not None:
+                results[key] = cached
+            else:
+                pending[key] = request
+        if pending:
+            before = getattr(self.runner, "invocations", None)
+            with ThreadPoolExecutor(max_workers=self.max_parallel) as pool:
+                done = dict(zip(pending, pool.map(self._run, pending.items()), strict=True))
+            # SandboxRunner's counter is not thread-safe; set it from our own count.
+            if isinstance(before, int):
+                self.runner.invocations = before + len(pending)
+            for key, resolution in done.items():
+                results[key] = resolution
+                if resolution.status != "skipped" and self.cache is not None:
+                    self.cache.put(CACHE_NAMESPACE, key, resolution.to_json())
+        return [results[key] for key in keys]
+
+    def _run(self, item: tuple[str, ResolutionRequest]) -> Resolution:
+        key, request = item
+        with self._lock:
+            self.uv_runs += 1
+        run_dir = self.work_dir / "uv-runs" / key[:16]
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "requirements.in").write_text(request.requirements)
+        argv = [self.uv or uv_binary(), "pip", "compile", "requirements.in"]
+        if request.constraints:
+            (run_dir / "constraints.txt").write_text(request.constraints)
+            argv += ["-c", "constraints.txt"]
+        argv += ["--python-version", request.python_version]
+        if request.python_platform:
+            argv += ["--python-platform", request.python_platform]
+        argv += ["--no-header", "--no-annotate", *request.options]
+        try:
+            result = self.runner.run(
+                argv, cwd=run_dir, env=self.environment(), timeout=self.timeout
+            )
+        except OSError as exc:
+            return Resolution("skipped", f"cannot run uv: {exc}")
+        if result.timed_out:
+            return Resolution("skipped", f"uv timed out after {self.timeout:.0f}s")
+        if result.returncode == 0:
+            pins = parse_pins(result.stdout)
+            return Resolution("ok", f"{len(pins)} packages", pins)
+        cause = failure_cause(result.stderr)
+        if _NETWORK_ERROR.search(result.stderr) and "No solution found" not in result.stderr:
+            return Resolution("skipped", f"index unreachable: {cause}")
+        return Resolution("failed", cause)

@@ -1,0 +1,93 @@
+from pathlib import Path
+
+from bot.requirements.graph import RequirementTree, reverse_index
+from bot.snapshot import DirTree
+
+
+def write(root: Path, files: dict[str, str]) -> DirTree:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return DirTree(root)
+
+
+def test_closure_follows_r_and_c_and_constraints_stay_constraints(tmp_path):
+    tree = RequirementTree(
+        write(
+            tmp_path,
+            {
+                "requirements/common.txt": "numpy\nrequests>=2\n",
+                "requirements/cuda.txt": "-r common.txt\ntorch==2.11.0\n",
+                "requirements/test/cuda.in": "pytest\n-c ../cuda.txt\n",
+            },
+        )
+    )
+    closure = tree.closure(["requirements/test/cuda.in"])
+    assert [r.name for r in closure.requirements] == ["pytest"]
+    # Like uv: what a -c file includes with -r is a constraint too.
+    assert [r.name for r in closure.constraints] == ["torch", "numpy", "requests"]
+    assert closure.files == [
+        "requirements/test/cuda.in",
+        "requirements/cuda.txt",
+        "requirements/common.txt",
+    ]
+    assert closure.problems == []
+
+
+def test_missing_include_and_cycle_are_problems_at_the_include_line(tmp_path):
+    tree = RequirementTree(
+        write(
+            tmp_path,
+            {
+                "r/a.txt": "x\n-r b.txt\n",
+                "r/b.txt": "y\n\n-r a.txt\n-r gone.txt\n",
+            },
+        )
+    )
+    closure = tree.closure(["r/a.txt"])
+    assert [r.name for r in closure.requirements] == ["x", "y"]
+    assert [(p.location(), p.message) for p in closure.problems] == [
+        ("r/b.txt:3", "circular include: r/a.txt → r/b.txt → r/a.txt"),
+        ("r/b.txt:4", "-r r/gone.txt: file not found"),
+    ]
+
+
+def test_missing_entry_is_a_problem(tmp_path):
+    closure = RequirementTree(write(tmp_path, {})).closure(["requirements/nope.txt"])
+    assert [(p.file, p.line, p.message) for p in closure.problems] == [
+        ("requirements/nope.txt", 0, "entry file not found")
+    ]
+
+
+def test_diamond_includes_are_read_once(tmp_path):
+    tree = RequirementTree(
+        write(
+            tmp_path,
+            {
+                "a.txt": "-r b.txt\n-r c.txt\n",
+                "b.txt": "-r d.txt\n",
+                "c.txt": "-r d.txt\n",
+                "d.txt": "z\n",
+            },
+        )
+    )
+    closure = tree.closure(["a.txt"])
+    assert [r.name for r in closure.requirements] == ["z"]
+    assert closure.problems == []
+
+
+def test_reverse_index_names_every_target_a_file_reaches(tmp_path):
+    tree = RequirementTree(
+        write(
+            tmp_path,
+            {
+                "common.txt": "numpy\n",
+                "cuda.txt": "-r common.txt\n",
+                "rocm.txt": "-r common.txt\nrocm-only\n",
+            },
+        )
+    )
+    closures = {"cuda": tree.closure(["cuda.txt"]), "rocm": tree.closure(["rocm.txt"])}
+    reverse = reverse_index(closures)
+    assert reverse["common.txt"] == {"cuda", "rocm"}
+    assert reverse["rocm.txt"] == {"rocm"}
