@@ -160,7 +160,7 @@ def rerun_compiled(
     argv += ["--no-header", *extra_options]
     result = runner.run(argv, cwd=root, env=env, timeout=timeout)
     if result.timed_out:
-        return "skipped", f"uv timed out after {timeout:.0f}s"
+        return "skipped", f"uv timed out after {timeout:g}s"
     if result.returncode != 0:
         from bot.requirements.resolve import failure_cause
 

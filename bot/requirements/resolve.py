@@ -188,7 +188,7 @@ class UvResolver:
         except OSError as exc:
             return Resolution("skipped", f"cannot run uv: {exc}")
         if result.timed_out:
-            return Resolution("skipped", f"uv timed out after {self.timeout:.0f}s")
+            return Resolution("skipped", f"uv timed out after {self.timeout:g}s")
         if result.returncode == 0:
             pins = parse_pins(result.stdout)
             return Resolution("ok", f"{len(pins)} packages", pins)

@@ -1,0 +1,125 @@
+import socket
+import stat
+
+import pytest
+
+from bot.checks.base import MemoryCache
+from bot.requirements.localwheels import write_index
+from bot.requirements.resolve import (
+    CACHE_NAMESPACE,
+    ResolutionRequest,
+    UvResolver,
+    failure_cause,
+    parse_pins,
+)
+from bot.sandbox import SandboxRunner
+
+PACKAGES = {
+    "alpha": {"1.0": [], "2.0": []},
+    "beta": {"1.0": ["alpha>=2; platform_machine == 'aarch64'"]},
+    "gamma": {"3.0": ["alpha"]},
+}
+
+
+@pytest.fixture
+def wheels(tmp_path):
+    return write_index(tmp_path / "wheels", PACKAGES)
+
+
+def offline(wheels):
+    return ("--no-index", "--find-links", str(wheels))
+
+
+def request(text, wheels, platform="x86_64-manylinux_2_28", constraints=""):
+    return ResolutionRequest(text, constraints, "3.12", platform, offline(wheels))
+
+
+def resolver(tmp_path, runner, cache=None, **kwargs):
+    return UvResolver(runner, cache or MemoryCache(), tmp_path / "work", **kwargs)
+
+
+def test_resolves_offline_per_platform_and_caches(tmp_path, wheels):
+    runner, cache = SandboxRunner(timeout=60), MemoryCache()
+    requests = [
+        request("beta\nalpha<2\n", wheels, "x86_64-manylinux_2_28"),
+        request("beta\nalpha<2\n", wheels, "aarch64-manylinux_2_28"),
+        request("gamma\n", wheels, constraints="alpha==1.0\n"),
+    ]
+    x86, arm, gamma = resolver(tmp_path, runner, cache).resolve_all(requests)
+    assert (x86.status, x86.pins) == ("ok", {"alpha": "1.0", "beta": "1.0"})
+    assert arm.status == "failed"
+    assert "alpha" in arm.detail and "unsatisfiable" in arm.detail
+    assert gamma.pins == {"alpha": "1.0", "gamma": "3.0"}
+    assert runner.invocations == 3
+
+    again = resolver(tmp_path, runner, cache)
+    results = again.resolve_all(requests)
+    assert [r.status for r in results] == ["ok", "failed", "ok"]
+    assert all(r.cached for r in results)
+    assert runner.invocations == 3 and again.uv_runs == 0
+
+
+def test_identical_requests_share_one_run(tmp_path, wheels):
+    runner = SandboxRunner(timeout=60)
+    same = request("alpha\n", wheels)
+    results = resolver(tmp_path, runner).resolve_all([same, same])
+    assert [r.pins for r in results] == [{"alpha": "2.0"}] * 2
+    assert runner.invocations == 1
+
+
+def test_missing_package_fails_with_uvs_cause(tmp_path, wheels):
+    (result,) = resolver(tmp_path, SandboxRunner(timeout=60)).resolve_all(
+        [request("delta\n", wheels)]
+    )
+    assert result.status == "failed"
+    assert "delta" in result.detail and "\n" not in result.detail
+
+
+def test_unreachable_index_is_skipped_and_not_cached(tmp_path):
+    with socket.socket() as sock:  # a port nothing listens on: connection refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cache = MemoryCache()
+    unreachable = ResolutionRequest(
+        "alpha\n", "", "3.12", None, ("--index-url", f"http://127.0.0.1:{port}/simple")
+    )
+    (result,) = resolver(tmp_path, SandboxRunner(timeout=60), cache).resolve_all([unreachable])
+    assert result.status == "skipped"
+    assert result.detail.startswith("index unreachable")
+    assert cache._data == {}
+
+
+def test_timeout_is_skipped(tmp_path):
+    fake_uv = tmp_path / "slow-uv"
+    fake_uv.write_text("#!/bin/sh\nsleep 30\n")
+    fake_uv.chmod(fake_uv.stat().st_mode | stat.S_IEXEC)
+    slow = resolver(tmp_path, SandboxRunner(), timeout=0.5, uv=str(fake_uv))
+    (result,) = slow.resolve_all([ResolutionRequest("alpha\n", "", "3.12", None)])
+    assert (result.status, result.detail) == ("skipped", "uv timed out after 0.5s")
+
+
+def test_no_runner_means_skipped(tmp_path):
+    (result,) = resolver(tmp_path, None).resolve_all([ResolutionRequest("a\n", "", "3.12", None)])
+    assert result.status == "skipped" and "runner" in result.detail
+
+
+def test_cache_key_covers_options_and_uv_version(wheels):
+    one = request("alpha\n", wheels)
+    other = ResolutionRequest("alpha\n", "", "3.12", "x86_64-manylinux_2_28", ("--pre",))
+    assert one.cache_key("0.13.9") != other.cache_key("0.13.9")
+    assert one.cache_key("0.13.9") != one.cache_key("0.14.0")
+    assert CACHE_NAMESPACE == "uv-resolution"
+
+
+def test_failure_cause_and_pins_parsing():
+    stderr = (
+        "warning: The requested Python version 3.12 is not available\n"
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because you require a<1 and a>2, we can conclude that your requirements are"
+        " unsatisfiable.\n"
+    )
+    assert failure_cause(stderr).startswith("Because you require a<1")
+    assert parse_pins("alpha==2.0\n    # via x\nbeta[x]==1.0 ; sys_platform == 'linux'\n") == {
+        "alpha": "2.0",
+        "beta": "1.0",
+    }
