@@ -129,3 +129,10 @@ def test_store_cache(engine: sa.Engine) -> None:
     assert cache.get("uv", long_key) == "resolved ✓"
     assert cache.get("uv", long_key + "x") is None
     assert StoreCache(engine).get("uv", "key") == "second", "shared through the database"
+
+
+def test_naive_times_are_taken_as_utc(engine: sa.Engine) -> None:
+    observe_head(engine, "org/repo", 1, "aaa", T0)
+    naive_later = (T0 + timedelta(seconds=1)).replace(tzinfo=None)
+    assert observe_head(engine, "org/repo", 1, "bbb", naive_later) is True
+    assert observe_head(engine, "org/repo", 1, "ccc", T0) is False

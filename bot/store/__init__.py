@@ -21,10 +21,11 @@ Adding a migration
    ``0001_initial.py`` for the shape; spell the columns out with ``op`` calls rather than
    importing tables from ``schema`` (a migration must keep doing what it did when written).
    On SQLite, alter existing tables inside ``with op.batch_alter_table(name) as batch:``.
-3. ``migrate(engine)`` picks it up; tests/test_store_migrations.py checks that the migrated
-   database matches ``metadata`` on both databases.
-To let alembic draft one: ``uv run alembic -x ... `` is not wired; write it by hand, or
-``alembic.command.revision(bot.store.db.alembic_config(), "what", rev_id="0003")``.
+3. ``migrate(engine)`` picks it up (there is no alembic.ini; ``db.alembic_config()`` builds
+   the configuration). tests/test_store_migrations.py checks that the revisions form one chain
+   and that the migrated database matches ``metadata``, on SQLite and on Postgres.
+To draft a file from the template: ``alembic.command.revision(bot.store.db.alembic_config(),
+"what it does", rev_id="0003")``, then fill in upgrade() and downgrade().
 """
 
 from bot.store.db import default_database_url, make_engine, migrate, ping

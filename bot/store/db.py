@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,8 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 # pg_advisory_xact_lock key that serialises migrations across processes ("prbot" in ASCII).
 MIGRATION_LOCK_KEY = 0x707262_6F74
+
+WAL_SWITCH_ATTEMPTS = 20
 
 # Execution option that lets a SQLite transaction start deferred (read-only work).
 READ_ONLY = "prbot_read_only"
@@ -55,7 +59,11 @@ def make_engine(url: str, **engine_options: object) -> sa.Engine:
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
             raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/prbot.sqlite")
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        directory = Path(parsed.database).expanduser().parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseUrlError(f"cannot create {directory} for the database: {exc}") from None
         engine = sa.create_engine(
             parsed,
             # Connections move between threads through the pool, never used by two at once.
@@ -76,9 +84,9 @@ def _tune_sqlite(engine: sa.Engine) -> None:
         # our own in on_begin below.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=10000")
+        _enable_wal(cursor)
+        cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
@@ -91,6 +99,23 @@ def _tune_sqlite(engine: sa.Engine) -> None:
             connection.exec_driver_sql("BEGIN")
         else:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _enable_wal(cursor) -> None:
+    """Switch the file to WAL (persistent, so usually already done).
+
+    The switch needs an exclusive lock and SQLite answers "database is locked" at once,
+    without waiting on busy_timeout, when several processes open a new file together.
+    """
+    for attempt in range(WAL_SWITCH_ATTEMPTS):
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == WAL_SWITCH_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
 
 
 @contextmanager
