@@ -1,0 +1,27 @@
+"""Evidence lines: short text with code spans kept apart, so the comment can escape the text
+and fence the code while the JSON report gets one plain string with backticks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Evidence:
+    # Each part is ("text", s) or ("code", s).
+    parts: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def text(cls, *parts: Any) -> Evidence:
+        """Plain strings are text; ``("code", s)`` tuples become code spans."""
+        out = []
+        for part in parts:
+            if isinstance(part, tuple):
+                out.append((part[0], str(part[1])))
+            else:
+                out.append(("text", str(part)))
+        return cls(tuple(out))
+
+    def __str__(self) -> str:
+        return "".join(f"`{s}`" if kind == "code" else s for kind, s in self.parts)

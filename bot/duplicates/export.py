@@ -1,0 +1,74 @@
+"""Reading a PR export (JSONL, one record per line) into records and an index.
+
+A bad line is reported as one line naming it (line number, and the PR number when known)
+and skipped; the rest of the file is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.duplicates.features import features_from_record
+from bot.duplicates.index import MemoryIndex
+from bot.duplicates.records import PRRecord, RecordError, RecordProblem, record_from_dict
+
+ProblemSink = Callable[[RecordProblem], None]
+
+
+class ExportError(ValueError):
+    """The export as a whole cannot be read (missing file, a directory, ...)."""
+
+
+def _stderr(problem: RecordProblem) -> None:
+    print(f"prbot: warning: {problem}", file=sys.stderr)
+
+
+def load_export(path: str | Path, on_problem: ProblemSink = _stderr) -> list[PRRecord]:
+    """All usable records in the file, in file order (a repeated number: the last wins)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot read the PR export: {exc.strerror}") from None
+    records: dict[int, PRRecord] = {}
+    for line_number, raw_line in enumerate(raw.splitlines(), start=1):
+        where = f"{path.name}:{line_number}"
+        if not raw_line.strip():
+            continue
+        try:
+            line = raw_line.decode("utf-8")
+        except UnicodeDecodeError:
+            line = raw_line.decode("utf-8", "replace")
+            on_problem(RecordProblem(where, "not valid UTF-8; undecodable bytes replaced"))
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            on_problem(RecordProblem(where, f"malformed JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        number = data.get("number") if isinstance(data, dict) else None
+        label = f"{where} (#{number})" if isinstance(number, int) else where
+        try:
+            record = record_from_dict(data)
+        except RecordError as exc:
+            on_problem(RecordProblem(label, f"skipped: {exc}"))
+            continue
+        for message in record.problems:
+            on_problem(RecordProblem(label, message))
+        if record.number in records:
+            on_problem(RecordProblem(label, "repeats an earlier record; this one is used"))
+            del records[record.number]
+        records[record.number] = record
+    return list(records.values())
+
+
+def index_from_records(records: list[PRRecord]) -> MemoryIndex:
+    """An index of the open records (closed and merged ones are not competing work)."""
+    return MemoryIndex(features_from_record(r) for r in records if r.state.lower() in ("open", ""))
+
+
+def load_index_from_export(path: str | Path, on_problem: ProblemSink = _stderr) -> MemoryIndex:
+    """The open-PR index ``prbot check --open-prs FILE`` hands to the duplicates check."""
+    return index_from_records(load_export(path, on_problem))

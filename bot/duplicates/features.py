@@ -1,0 +1,186 @@
+"""Everything the audit compares about one PR, computed once per head and stored as JSON.
+
+Features are independent of rules (hot paths and thresholds apply at scoring time), so the
+database keeps them as they are and a rule change needs no re-indexing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from bot.duplicates.code import LineRange, base_ranges, code_terms, identifiers_added
+from bot.duplicates.records import FileChange, PRRecord, parse_time
+from bot.duplicates.text import claimed_issues, clean_body, clean_title, mentioned_numbers, tokens
+
+if TYPE_CHECKING:
+    from bot.snapshot import Snapshot
+
+# The title says what the PR is for; the body mostly says how. Title words count this much more.
+TITLE_WEIGHT = 3
+
+
+@dataclass
+class FileFeature:
+    additions: int = 0
+    deletions: int = 0
+    ranges: list[LineRange] = field(default_factory=list)
+
+
+@dataclass
+class PRFeatures:
+    """One PR head, reduced to the signals the scorer compares."""
+
+    number: int
+    title: str = ""
+    author: str = ""
+    created_at: datetime | None = None
+    head_sha: str = ""
+    commits: list[str] = field(default_factory=list)
+    # None when the source said nothing about files (a text-only record).
+    files: dict[str, FileFeature] | None = None
+    # identifier -> the paths whose added lines define it
+    identifiers: dict[str, list[str]] = field(default_factory=dict)
+    claimed: set[int] = field(default_factory=set)
+    mentioned: set[int] = field(default_factory=set)
+    terms: Counter[str] = field(default_factory=Counter)
+    title_terms: Counter[str] = field(default_factory=Counter)
+    code_terms: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def has_files(self) -> bool:
+        return bool(self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "title": self.title,
+            "author": self.author,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+            "head_sha": self.head_sha,
+            "commits": self.commits,
+            "files": None
+            if self.files is None
+            else {
+                path: [f.additions, f.deletions, [[r.start, r.end] for r in f.ranges]]
+                for path, f in self.files.items()
+            },
+            "identifiers": self.identifiers,
+            "claimed": sorted(self.claimed),
+            "mentioned": sorted(self.mentioned),
+            "terms": dict(self.terms),
+            "title_terms": dict(self.title_terms),
+            "code_terms": dict(self.code_terms),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PRFeatures:
+        files = data.get("files")
+        return cls(
+            number=int(data["number"]),
+            title=data.get("title") or "",
+            author=data.get("author") or "",
+            created_at=parse_time(data.get("created_at")),
+            head_sha=data.get("head_sha") or "",
+            commits=list(data.get("commits") or []),
+            files=None
+            if files is None
+            else {
+                path: FileFeature(a, d, [LineRange(s, e) for s, e in ranges])
+                for path, (a, d, ranges) in files.items()
+            },
+            identifiers={k: list(v) for k, v in (data.get("identifiers") or {}).items()},
+            claimed=set(data.get("claimed") or []),
+            mentioned=set(data.get("mentioned") or []),
+            terms=Counter(data.get("terms") or {}),
+            title_terms=Counter(data.get("title_terms") or {}),
+            code_terms=Counter(data.get("code_terms") or {}),
+        )
+
+
+def text_terms(title: str, body: str) -> tuple[Counter[str], Counter[str]]:
+    """(all terms with the title weighted up, title terms alone)."""
+    title_terms = Counter(tokens(clean_title(title)))
+    terms = Counter(tokens(clean_body(body)))
+    for term, count in title_terms.items():
+        terms[term] += TITLE_WEIGHT * count
+    return terms, title_terms
+
+
+def build_features(
+    number: int,
+    *,
+    title: str = "",
+    body: str = "",
+    author: str = "",
+    created_at: datetime | None = None,
+    head_sha: str = "",
+    files: list[FileChange] | None = None,
+    commits: list[str] | None = None,
+) -> PRFeatures:
+    """Features from the raw parts of a PR (any of which may be empty)."""
+    terms, title_terms = text_terms(title, body)
+    file_features: dict[str, FileFeature] | None = None
+    identifiers: dict[str, list[str]] = {}
+    if files is not None:
+        file_features = {}
+        for change in files:
+            file_features[change.path] = FileFeature(
+                change.additions, change.deletions, base_ranges(change.patch)
+            )
+            if change.patch and not change.binary:
+                for name in identifiers_added(change):
+                    identifiers.setdefault(name, []).append(change.path)
+    claimed = claimed_issues(body, title)
+    return PRFeatures(
+        number=number,
+        title=title,
+        author=author,
+        created_at=created_at,
+        head_sha=head_sha,
+        commits=list(commits or []),
+        files=file_features,
+        identifiers=identifiers,
+        claimed=claimed,
+        mentioned=mentioned_numbers(body, title) - claimed - {number},
+        terms=terms,
+        title_terms=title_terms,
+        code_terms=code_terms(files) if files else Counter(),
+    )
+
+
+def features_from_record(record: PRRecord) -> PRFeatures:
+    return build_features(
+        record.number,
+        title=record.title,
+        body=record.body,
+        author=record.author,
+        created_at=record.created_at,
+        head_sha=record.head_sha,
+        files=record.files,
+        commits=record.commits,
+    )
+
+
+def features_from_snapshot(snapshot: Snapshot) -> PRFeatures:
+    """The checked PR, from the snapshot the worker or ``prbot check`` built."""
+    files = [
+        FileChange(f.path, f.additions, f.deletions, f.patch, f.binary) for f in snapshot.files
+    ]
+    return build_features(
+        snapshot.number or 0,
+        title=snapshot.title,
+        body=snapshot.body,
+        author=snapshot.author,
+        created_at=parse_time(snapshot.created_at),
+        head_sha=snapshot.head_sha,
+        files=files,
+    )
+
+
+def is_bot(author: str, extra_bots: list[str] | tuple[str, ...] = ()) -> bool:
+    """dependabot[bot], renovate[bot] and friends, plus any account the rules name."""
+    name = (author or "").lower()
+    return name.endswith("[bot]") or name in {b.lower() for b in extra_bots}

@@ -1,0 +1,205 @@
+"""Candidate generation over open PRs: inverted indexes instead of all pairs.
+
+Postings map each path, added identifier, claimed or mentioned issue and text term to the
+open PRs that have it. A query collects the PRs sharing its rarer keys, keeps the most
+promising few by a cheap pre-score, and only those are scored in full. Keys shared by a
+large share of the open PRs (hot files, everyday words) are left out of generation: they
+would pull in everything and decide nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.duplicates.features import PRFeatures, is_bot
+from bot.duplicates.scoring import Candidate, PreparedQuery, ScoringConfig, is_listed
+
+# How many PRs get full scoring per query, and how many text terms drive generation.
+SCORED_PER_QUERY = 150
+TEXT_TERMS_PER_QUERY = 16
+CODE_TERMS_PER_QUERY = 8
+# A key in more than this share of open PRs does not generate candidates.
+MAX_KEY_SHARE = 0.1
+MIN_KEY_LIMIT = 50
+
+
+@dataclass
+class QueryResult:
+    """What the index says about one PR: ranked candidates plus PRs excluded on purpose."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    stacked: list[int] = field(default_factory=list)  # same author: stacked, not duplicates
+    shared_commits: list[int] = field(default_factory=list)
+    searched: int = 0
+
+
+class OpenPRIndex(Protocol):
+    """What the duplicates check needs from ``context.open_prs``."""
+
+    def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult: ...
+
+    def __len__(self) -> int: ...
+
+
+class MemoryIndex:
+    """All open PRs of one repository, in memory. Add, replace and remove are incremental."""
+
+    def __init__(self, items: Iterable[PRFeatures] = ()) -> None:
+        self.docs: dict[int, PRFeatures] = {}
+        self._terms: defaultdict[str, set[int]] = defaultdict(set)
+        self._paths: defaultdict[str, set[int]] = defaultdict(set)
+        self._identifiers: defaultdict[str, set[int]] = defaultdict(set)
+        self._code_terms: defaultdict[str, set[int]] = defaultdict(set)
+        # issue or PR number -> PRs that claim or mention it
+        self._references: defaultdict[int, set[int]] = defaultdict(set)
+        for features in items:
+            self.add(features)
+
+    # -- corpus statistics (scoring.CorpusStats) --------------------------------------------
+    @property
+    def size(self) -> int:
+        return len(self.docs)
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __contains__(self, number: int) -> bool:
+        return number in self.docs
+
+    def term_df(self, term: str) -> int:
+        postings = self._terms.get(term)
+        return len(postings) if postings else 0
+
+    def code_term_df(self, term: str) -> int:
+        postings = self._code_terms.get(term)
+        return len(postings) if postings else 0
+
+    def path_df(self, path: str) -> int:
+        postings = self._paths.get(path)
+        return len(postings) if postings else 0
+
+    def identifier_df(self, name: str) -> int:
+        postings = self._identifiers.get(name)
+        return len(postings) if postings else 0
+
+    # -- updates -----------------------------------------------------------------------------
+    def _keys(self, features: PRFeatures):
+        yield self._terms, features.terms.keys()
+        yield self._paths, (features.files or {}).keys()
+        yield self._identifiers, features.identifiers.keys()
+        yield self._code_terms, features.code_terms.keys()
+        yield self._references, features.claimed | features.mentioned
+
+    def add(self, features: PRFeatures) -> None:
+        """Index a PR head; a PR already indexed is replaced."""
+        self.remove(features.number)
+        self.docs[features.number] = features
+        for table, keys in self._keys(features):
+            for key in keys:
+                table[key].add(features.number)
+
+    def remove(self, number: int) -> None:
+        old = self.docs.pop(number, None)
+        if old is None:
+            return
+        for table, keys in self._keys(old):
+            for key in keys:
+                postings = table.get(key)
+                if postings is not None:
+                    postings.discard(number)
+                    if not postings:
+                        del table[key]
+
+    def get(self, number: int) -> PRFeatures | None:
+        return self.docs.get(number)
+
+    # -- queries -----------------------------------------------------------------------------
+    def candidate_numbers(self, features: PRFeatures, config: ScoringConfig) -> list[int]:
+        """The PRs worth scoring in full, best pre-score first."""
+        limit = max(MIN_KEY_LIMIT, int(MAX_KEY_SHARE * self.size))
+        pre: Counter[int] = Counter()
+
+        for number in features.claimed:
+            for other in self._references.get(number, ()):
+                pre[other] += 6.0
+        for number in features.mentioned:
+            for other in self._references.get(number, ()):
+                pre[other] += 2.0
+            if number in self.docs:
+                pre[number] += 6.0
+        for other in self._references.get(features.number, ()):
+            pre[other] += 6.0
+
+        for name in features.identifiers:
+            postings = self._identifiers.get(name, ())
+            if 0 < len(postings) <= limit:
+                for other in postings:
+                    pre[other] += 3.0 / math.sqrt(len(postings))
+
+        for path in features.files or ():
+            postings = self._paths.get(path, ())
+            if not postings or len(postings) > limit or config.is_hot(path):
+                continue
+            for other in postings:
+                pre[other] += 1.5 / math.sqrt(len(postings))
+
+        size = self.size
+        ranked_terms = sorted(
+            (t for t in features.terms if 0 < self.term_df(t) <= limit),
+            key=lambda t: self.term_df(t),
+        )[:TEXT_TERMS_PER_QUERY]
+        for term in ranked_terms:
+            postings = self._terms[term]
+            idf = math.log((size + 1) / (len(postings) + 1)) + 1.0
+            weight = (1.0 + math.log(features.terms[term])) * idf / (4 * len(ranked_terms) ** 0.5)
+            for other in postings:
+                pre[other] += weight
+
+        rare_code = sorted(
+            (t for t in features.code_terms if 0 < self.code_term_df(t) <= limit),
+            key=self.code_term_df,
+        )[:CODE_TERMS_PER_QUERY]
+        for term in rare_code:
+            postings = self._code_terms[term]
+            for other in postings:
+                pre[other] += 0.5 / math.sqrt(len(postings))
+
+        pre.pop(features.number, None)
+        return [n for n, _ in pre.most_common(SCORED_PER_QUERY)]
+
+    def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult:
+        """Rank the open PRs against ``features``; excluded kinds are reported, not ranked."""
+        result = QueryResult(searched=len(self.docs) - (features.number in self.docs))
+        if is_bot(features.author, config.bots):
+            return result  # bots' PRs (dependency bumps) are never audited
+        prepared = PreparedQuery(features, self, config)
+        scored: list[Candidate] = []
+        for number in self.candidate_numbers(features, config):
+            other = self.docs[number]
+            if is_bot(other.author, config.bots):
+                continue
+            if _share_commits(features, other):
+                result.shared_commits.append(number)
+                continue
+            candidate = prepared.score(other)
+            if not is_listed(candidate, config):
+                continue
+            if features.author and other.author.lower() == features.author.lower():
+                result.stacked.append(number)
+                continue
+            scored.append(candidate)
+        scored.sort(key=lambda c: (-c.score, -c.number))
+        result.candidates = scored[:top]
+        result.stacked.sort()
+        result.shared_commits.sort()
+        return result
+
+
+def _share_commits(a: PRFeatures, b: PRFeatures) -> bool:
+    if a.head_sha and a.head_sha == b.head_sha:
+        return True
+    return bool(a.commits and b.commits and set(a.commits) & set(b.commits))

@@ -1,0 +1,352 @@
+"""Pairwise scoring: the signals two PRs share, one calibrated score, a tier and evidence.
+
+The score is a logistic model over the signals (the weights below; their calibration on the
+labelled set is in docs/benchmarks/duplicates.md), so 0.8 means "about 8 in 10 pairs scored
+like this are the same work". ``likely_duplicate`` needs evidence about the *goal* (a shared
+claimed issue, shared new identifiers, similar wording); touching the same files alone only
+ever makes ``overlap``, because busy files are shared by PRs with unrelated goals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from bot.duplicates.code import METHOD_PREFIX, display_name
+from bot.duplicates.evidence import Evidence
+from bot.duplicates.features import PRFeatures
+from bot.snapshot import path_matches
+
+LIKELY_DUPLICATE = "likely_duplicate"
+OVERLAP = "overlap"
+
+# Logistic weights. Text-only pairs (no file data on one side) use the text weights with a
+# smaller intercept: absent code is no evidence against the pair.
+INTERCEPT_WITH_CODE = -5.0
+INTERCEPT_TEXT_ONLY = -3.9
+WEIGHTS = {
+    "claimed_issue": 3.6,
+    "direct_link": 2.4,
+    "shared_mention": 1.0,
+    "text": 4.5,
+    "title": 1.8,
+    "identifiers": 2.8,
+    "code_text": 2.5,
+    "containment": 0.9,
+    "jaccard": 0.8,
+    "hunks": 1.2,
+    "no_shared_file": -1.2,
+    "distinct_identifiers": -1.5,
+    "closeness": 0.4,
+}
+# The CLI sweep lists anything above this (ranking is what matters there); the report
+# lists from ScoringConfig.min_score.
+SWEEP_MIN_SCORE = 0.05
+# Two hunks this many lines apart still collide in a merge (and usually in review).
+HUNK_SLACK = 3
+
+
+# Files nearly every PR of a kind touches: shared, they say nothing about the goal.
+DEFAULT_HOT_PATHS = (
+    "**/__init__.py",
+    "CHANGELOG*",
+    "**/CHANGELOG*",
+    "RELEASE*",
+    "**/*.lock",
+    "**/package-lock.json",
+    "**/yarn.lock",
+    "**/go.sum",
+)
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    """Thresholds and path rules, from the ``checks.duplicates`` rules."""
+
+    likely_duplicate: float = 0.6
+    min_score: float = 0.3
+    overlap_containment: float = 0.5
+    hot_paths: tuple[str, ...] = DEFAULT_HOT_PATHS
+    ignore_paths: tuple[str, ...] = ()
+    bots: tuple[str, ...] = ()
+    hot_weight: float = 0.1
+
+    def is_hot(self, path: str) -> bool:
+        return _matches_any(path, self.hot_paths)
+
+    def is_ignored(self, path: str) -> bool:
+        return _matches_any(path, self.ignore_paths)
+
+
+@lru_cache(maxsize=200_000)
+def _matches_any(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(path_matches(path, pattern) for pattern in patterns)
+
+
+class CorpusStats(Protocol):
+    """Document frequencies from the index, so rare shared things weigh more."""
+
+    size: int
+
+    def term_df(self, term: str) -> int: ...
+
+    def code_term_df(self, term: str) -> int: ...
+
+    def path_df(self, path: str) -> int: ...
+
+    def identifier_df(self, name: str) -> int: ...
+
+
+@dataclass
+class Candidate:
+    """One open PR that may duplicate or overlap the queried one."""
+
+    number: int
+    score: float
+    tier: str
+    evidence: list[Evidence]
+    title: str = ""
+    author: str = ""
+    signals: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "score": round(self.score, 3),
+            "tier": self.tier,
+            "evidence": [str(e) for e in self.evidence],
+        }
+
+
+def _idf(df: int, size: int) -> float:
+    return math.log((size + 1) / (df + 1)) + 1.0
+
+
+def _vector(terms: dict[str, int], stats: CorpusStats, code: bool = False) -> dict[str, float]:
+    size = stats.size
+    df = stats.code_term_df if code else stats.term_df
+    return {t: (1.0 + math.log(c)) * _idf(df(t), size) for t, c in terms.items()}
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if not a or not b:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    dot = sum(w * b[t] for t, w in a.items() if t in b)
+    if not dot:
+        return 0.0
+    norm = math.sqrt(sum(w * w for w in a.values())) * math.sqrt(sum(w * w for w in b.values()))
+    return dot / norm
+
+
+def path_weight(path: str, stats: CorpusStats, config: ScoringConfig) -> float:
+    """Hot files (rules, or touched by a large share of open PRs) count for little."""
+    if config.is_hot(path):
+        return config.hot_weight
+    df = stats.path_df(path)
+    if stats.size >= 50 and df > max(20, 0.05 * stats.size):
+        return 0.3
+    return 1.0
+
+
+def identifier_weight(name: str, paths: list[str], stats: CorpusStats) -> float:
+    """Rare identifiers weigh 1; names many open PRs add, and test names, weigh less."""
+    df = stats.identifier_df(name)
+    weight = 1.0 if df <= 3 else max(0.2, 3.0 / df)
+    if name.startswith(METHOD_PREFIX):
+        weight *= 0.3
+    if all("test" in p.rsplit("/", 1)[-1] or p.startswith("tests/") for p in paths):
+        weight *= 0.5
+    return weight
+
+
+class PreparedQuery:
+    """The queried PR with its vectors computed once, scored against many candidates."""
+
+    def __init__(self, features: PRFeatures, stats: CorpusStats, config: ScoringConfig) -> None:
+        self.features = features
+        self.stats = stats
+        self.config = config
+        self.vector = _vector(features.terms, stats)
+        self.title_vector = _vector(features.title_terms, stats)
+        self.code_vector = _vector(features.code_terms, stats, code=True)
+        self.paths = _weighted_paths(features, stats, config)
+
+    def score(self, other: PRFeatures) -> Candidate:
+        return score_pair(self, other)
+
+
+def _weighted_paths(
+    features: PRFeatures, stats: CorpusStats, config: ScoringConfig
+) -> dict[str, float]:
+    if not features.files:
+        return {}
+    return {
+        path: path_weight(path, stats, config)
+        for path in features.files
+        if not config.is_ignored(path)
+    }
+
+
+def _days_apart(a: PRFeatures, b: PRFeatures) -> float | None:
+    if a.created_at is None or b.created_at is None:
+        return None
+    return abs((a.created_at - b.created_at).total_seconds()) / 86_400
+
+
+def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
+    """Signals, calibrated score, tier and evidence for the queried PR against ``other``."""
+    a, stats, config = query.features, query.stats, query.config
+    signals: dict[str, float] = {}
+    evidence: list[Evidence] = []
+
+    shared_claims = sorted(a.claimed & other.claimed)
+    if shared_claims:
+        signals["claimed_issue"] = 1.0
+        evidence.append(Evidence.text("both fix ", *[f"#{n}" for n in shared_claims[:3]]))
+    if other.number in (a.claimed | a.mentioned) or a.number in (other.claimed | other.mentioned):
+        signals["direct_link"] = 1.0
+        who = "this PR mentions it" if other.number in (a.claimed | a.mentioned) else None
+        evidence.append(Evidence.text(who or f"#{other.number} mentions this PR"))
+    shared_mentions = sorted((a.mentioned | a.claimed) & (other.mentioned | other.claimed))
+    shared_mentions = [n for n in shared_mentions if n not in shared_claims]
+    if shared_mentions:
+        signals["shared_mention"] = 1.0
+        evidence.append(Evidence.text("both mention ", *[f"#{n}" for n in shared_mentions[:3]]))
+
+    text = cosine(query.vector, _vector(other.terms, stats))
+    title = cosine(query.title_vector, _vector(other.title_terms, stats))
+    signals["text"], signals["title"] = text, title
+    if text >= 0.3 or title >= 0.5:
+        evidence.append(Evidence.text(f"similar title and description (text {text:.2f})"))
+
+    code_known = a.has_files and other.has_files
+    if code_known:
+        _code_signals(query, other, signals, evidence)
+
+    days = _days_apart(a, other)
+    signals["closeness"] = 0.5 if days is None else math.exp(-days / 30)
+    if days is not None and days < 14:
+        evidence.append(Evidence.text(_apart(days)))
+
+    z = INTERCEPT_WITH_CODE if code_known else INTERCEPT_TEXT_ONLY
+    z += sum(WEIGHTS[name] * value for name, value in signals.items() if name in WEIGHTS)
+    score = 1.0 / (1.0 + math.exp(-z))
+    tier = _tier(score, signals, config)
+    return Candidate(other.number, score, tier, evidence, other.title, other.author, signals)
+
+
+def _code_signals(
+    query: PreparedQuery, other: PRFeatures, signals: dict[str, float], evidence: list[Evidence]
+) -> None:
+    a, stats, config = query.features, query.stats, query.config
+    mine = query.paths
+    theirs = _weighted_paths(other, stats, config)
+    shared = [p for p in mine if p in theirs]
+    shared_weight = sum(mine[p] for p in shared)
+    mine_total, theirs_total = sum(mine.values()), sum(theirs.values())
+    union_total = mine_total + theirs_total - shared_weight
+    smaller = min(mine_total, theirs_total)
+    signals["containment"] = shared_weight / smaller if smaller else 0.0
+    signals["jaccard"] = shared_weight / union_total if union_total else 0.0
+    signals["no_shared_file"] = 0.0 if shared else 1.0
+    meaningful = [p for p in shared if mine[p] >= 0.5]
+    if meaningful:
+        evidence.append(_shared_files_evidence(meaningful, len(mine), len(theirs)))
+
+    assert a.files is not None and other.files is not None
+    colliding: list[tuple[str, int, int]] = []
+    for path in shared:
+        for mine_range in a.files[path].ranges:
+            hit = next(
+                (r for r in other.files[path].ranges if mine_range.overlaps(r, HUNK_SLACK)), None
+            )
+            if hit is not None:
+                start, end = min(mine_range.start, hit.start), max(mine_range.end, hit.end)
+                colliding.append((path, start, end))
+                break
+    hot_only = all(mine[p] < 0.5 for p, _, _ in colliding)
+    signals["hunks"] = 0.0 if not colliding else (0.3 if hot_only else 1.0)
+    for path, start, end in [c for c in colliding if mine[c[0]] >= 0.5][:2]:
+        evidence.append(
+            Evidence.text("overlapping edits in ", ("code", path), f" (lines {start}–{end})")
+        )
+
+    if query.code_vector and other.code_terms:
+        similarity = cosine(query.code_vector, _vector(other.code_terms, stats, code=True))
+        signals["code_text"] = similarity
+        if similarity >= 0.4:
+            evidence.append(Evidence.text(f"similar added code ({similarity:.2f})"))
+
+    shared_names = [n for n in a.identifiers if n in other.identifiers]
+    mine_strong = [n for n in a.identifiers if not n.startswith(METHOD_PREFIX)]
+    theirs_strong = [n for n in other.identifiers if not n.startswith(METHOD_PREFIX)]
+    if mine_strong and theirs_strong and not set(mine_strong) & set(theirs_strong):
+        # Both introduce new names and none agree: two features, not one twice.
+        signals["distinct_identifiers"] = 1.0
+    if shared_names:
+        weights = {n: identifier_weight(n, a.identifiers[n], stats) for n in shared_names}
+        shared_total = sum(weights.values())
+        mine_ids = sum(identifier_weight(n, p, stats) for n, p in a.identifiers.items())
+        theirs_ids = sum(identifier_weight(n, p, stats) for n, p in other.identifiers.items())
+        containment = shared_total / max(min(mine_ids, theirs_ids), 1e-9)
+        signals["identifiers"] = min(1.0, max(containment, shared_total / 3))
+        for name in sorted(shared_names, key=lambda n: -weights[n])[:2]:
+            both = sorted(set(a.identifiers[name]) & set(other.identifiers[name]))
+            parts: list[Any] = ["both add ", ("code", display_name(name))]
+            if both:
+                parts += [" to ", ("code", both[0])]
+            evidence.append(Evidence.text(*parts))
+
+
+def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidence:
+    parts: list[Any] = [f"{len(shared)} of {mine} changed files shared"]
+    if theirs != mine:
+        parts[0] += f" ({theirs} in theirs)"
+    if len(shared) <= 2:
+        parts.append(": ")
+        for i, path in enumerate(shared):
+            parts += ([", "] if i else []) + [("code", path)]
+    return Evidence.text(*parts)
+
+
+def _apart(days: float) -> str:
+    if days < 1:
+        return "opened within a day of each other"
+    return f"opened {round(days)} day{'s' if round(days) != 1 else ''} apart"
+
+
+def same_goal(signals: dict[str, float]) -> bool:
+    """Evidence that two PRs want the same thing, not merely touch the same code."""
+    if signals.get("claimed_issue") or signals.get("direct_link"):
+        return True
+    if signals.get("identifiers", 0) >= 0.3:
+        return True
+    text = signals.get("text", 0)
+    if "containment" not in signals:  # text-only pair: wording is all there is
+        return text >= 0.35
+    if signals.get("distinct_identifiers"):
+        return text >= 0.6
+    # With code on both sides, similar wording must be backed by similar code.
+    code_agrees = signals.get("code_text", 0) >= 0.3 or signals.get("hunks", 0) >= 1.0
+    return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees)
+
+
+def _tier(score: float, signals: dict[str, float], config: ScoringConfig) -> str:
+    if score >= config.likely_duplicate and same_goal(signals):
+        return LIKELY_DUPLICATE
+    return OVERLAP
+
+
+def is_listed(candidate: Candidate, config: ScoringConfig) -> bool:
+    """Worth showing: a likely duplicate, real code overlap, or a fair score."""
+    if candidate.tier == LIKELY_DUPLICATE or candidate.score >= config.min_score:
+        return True
+    signals = candidate.signals
+    return signals.get("hunks", 0) >= 1.0 or (
+        signals.get("containment", 0) >= config.overlap_containment
+        and signals.get("no_shared_file", 1) == 0
+    )

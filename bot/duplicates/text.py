@@ -1,0 +1,106 @@
+"""Text features of a PR: cleaned title and body, tokens, and the issues it claims to fix.
+
+PR templates (vLLM's "Purpose / Test Plan" checklist), HTML comments and code blocks say
+nothing about the goal of one PR, so they are dropped before tokenising. Tokens are
+lower-cased, identifiers are split into their words as well as kept whole, and words are
+stemmed so "crashes" meets "crash".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import snowballstemmer
+
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_FENCED_CODE = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.S | re.M)
+_DETAILS = re.compile(r"<details>.*?</details>", re.S | re.I)
+_CHECKLIST = re.compile(r"^\s*[-*] \[[ xX]\].*$", re.M)
+_URL = re.compile(r"https?://\S+")
+_TITLE_TAG = re.compile(r"^\s*(\[[^\]]{1,30}\]\s*)+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]|[A-Za-z]")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# "Fixes #12", "closes owner/repo#12", "Resolves https://github.com/o/r/issues/12".
+_CLAIM = re.compile(
+    r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\b\s*:?\s*"
+    r"(?:(?:[\w.-]+/[\w.-]+)?#|https?://[^\s/]+/[\w.-]+/[\w.-]+/(?:issues|pull)/)(\d+)",
+    re.I,
+)
+_MENTION = re.compile(r"(?:(?<![\w&])#|/(?:issues|pull)/)(\d+)\b")
+
+# Words so common in PR text that they only add noise, beyond the usual English stop words.
+_STOP = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing done down during each
+    few for from further had has have having he her here hers him his how i if in into is it
+    its itself just me more most my no nor not now of off on once only or other our ours out
+    over own same she should so some such than that the their theirs them then there these
+    they this those through to too under until up very was we were what when where which while
+    who whom why will with would you your yours pr pull request issue please thanks thank
+    purpose test plan result results description essential elements checklist cc todo wip
+    should n t s via use using used add adds added support""".split()
+)
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+def clean_title(title: str) -> str:
+    """The title without its ``[Bugfix][Kernel]`` category tags."""
+    return _TITLE_TAG.sub("", title or "").strip()
+
+
+def clean_body(body: str) -> str:
+    """The body without template boilerplate, comments, code blocks and URLs."""
+    text = body or ""
+    text = _HTML_COMMENT.sub(" ", text)
+    text = _DETAILS.sub(" ", text)
+    text = _FENCED_CODE.sub(" ", text)
+    text = _CHECKLIST.sub(" ", text)
+    text = _URL.sub(" ", text)
+    return "\n".join(line for line in text.splitlines() if not _is_shouting(line))
+
+
+def _is_shouting(line: str) -> bool:
+    # Template instructions ("PLEASE FILL IN THE PR DESCRIPTION HERE ...") are written in
+    # capitals; they are the same in every PR and say nothing about this one.
+    letters = [c for c in line if c.isalpha()]
+    return len(letters) >= 20 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
+def tokens(text: str) -> list[str]:
+    """Stemmed content words; ``flash_attn_varlen`` gives itself and flash, attn, varlen."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        parts = (
+            [p.lower() for p in _CAMEL.findall(word.replace("_", " "))]
+            if ("_" in word or not word.islower())
+            else [word]
+        )
+        whole = word.lower()
+        if len(parts) > 1 and len(whole) > 3:
+            out.append(whole)
+        for part in parts:
+            part = part.lower()
+            if len(part) < 2 or part in _STOP or part.isdigit():
+                continue
+            out.append(_stem(part))
+    return out
+
+
+def claimed_issues(body: str, title: str = "") -> set[int]:
+    """Issues the PR says it fixes, closes or resolves."""
+    text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
+    return {int(n) for n in _CLAIM.findall(text)}
+
+
+def mentioned_numbers(body: str, title: str = "") -> set[int]:
+    """Every ``#N`` or issue/PR URL in the text (weaker evidence than a claim)."""
+    text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
+    return {int(n) for n in _MENTION.findall(text)}
