@@ -130,3 +130,15 @@ def engine(database_url: str):
     migrate(built)
     yield built
     built.dispose()
+
+
+@pytest.fixture
+def github_server(tmp_path: Path):
+    """A started local GitHub test server (bot.testing.FakeGitHub), stopped after the test."""
+    from bot.testing import FakeGitHub
+
+    server = FakeGitHub(root=tmp_path / "github").start()
+    try:
+        yield server
+    finally:
+        server.stop()

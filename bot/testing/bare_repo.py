@@ -38,6 +38,10 @@ class BareRepo:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # Every ref update goes through this object, so refs and commit counts can be cached
+        # (a REST answer would otherwise spawn several git processes).
+        self._refs: dict[str, str] = {}
+        self._counts: dict[tuple[str, str], int] = {}
 
     def init(self, default_branch: str) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -51,6 +55,8 @@ class BareRepo:
 
     def resolve(self, rev: str) -> str | None:
         """The commit SHA a ref or SHA names, or None when it names nothing."""
+        if rev in self._refs:
+            return self._refs[rev]
         try:
             return self.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
         except GitError:
@@ -93,11 +99,20 @@ class BareRepo:
         self.set_ref(f"refs/heads/{branch}", sha)
         return sha
 
+    def commit_info(self, sha: str) -> dict[str, str]:
+        """Author, committer, tree, parents and message of one commit."""
+        fields = ["sha", "tree", "parents", "an", "ae", "ad", "cn", "ce", "cd", "message"]
+        fmt = "%x00".join(["%H", "%T", "%P", "%an", "%ae", "%aI", "%cn", "%ce", "%cI", "%B"])
+        out = self.git("log", "-1", f"--format={fmt}", sha)
+        return dict(zip(fields, out.split("\0"), strict=True))
+
     def set_ref(self, ref: str, sha: str) -> None:
         self.git("update-ref", ref, sha)
+        self._refs[ref] = sha
 
     def delete_ref(self, ref: str) -> None:
         self.git("update-ref", "-d", ref)
+        self._refs.pop(ref, None)
 
     def merge_base(self, a: str, b: str) -> str:
         try:
@@ -106,7 +121,10 @@ class BareRepo:
             return a  # unrelated histories: GitHub would refuse the PR; diff against base
 
     def count_commits(self, base: str, head: str) -> int:
-        return int(self.git("rev-list", "--count", f"{base}..{head}").strip() or 0)
+        if (base, head) not in self._counts:
+            counted = self.git("rev-list", "--count", f"{base}..{head}").strip()
+            self._counts[(base, head)] = int(counted or 0)
+        return self._counts[(base, head)]
 
     def diff(self, base: str, head: str) -> list[DiffEntry]:
         """The files changed from merge-base(base, head) to head, as GitHub lists them."""

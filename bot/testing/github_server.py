@@ -76,8 +76,10 @@ class FakeGitHub:
         self._tmp = None if root else tempfile.TemporaryDirectory(prefix="fakegithub-")
         self.root = Path(root) if root else Path(self._tmp.name)  # type: ignore[union-attr]
         self.root.mkdir(parents=True, exist_ok=True)
-        # Bind now so the address (written into every URL) is known before start().
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Bind now so the address (written into every URL) is known before start(). The explicit
+        # IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that say so, and without
+        # it every response waits ~40 ms for a delayed ACK.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
@@ -326,12 +328,13 @@ class FakeGitHub:
             self.tokens[token.value] = token
             return token.value
 
-    def expire_tokens(self) -> None:
-        """Make every installation token expired, to test that clients mint new ones."""
+    def expire_tokens(self, token: str | None = None) -> None:
+        """Expire one installation token (or all), to test that clients mint new ones."""
         with self.lock:
             past = datetime.now(UTC) - timedelta(seconds=1)
-            for token in self.tokens.values():
-                token.expires_at = past
+            for value, live in self.tokens.items():
+                if token is None or value == token:
+                    live.expires_at = past
 
     def git_url(self, full_name: str) -> str:
         return f"{self.url}/{full_name}.git"

@@ -8,6 +8,7 @@ the server so PyGithub can follow it.
 from __future__ import annotations
 
 import zlib
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.testing.bare_repo import DiffEntry
@@ -348,6 +349,41 @@ class Shapes:
             "state_reason": None,
         }
 
+    def commit(self, repo: FakeRepo, info: dict[str, str]) -> dict[str, Any]:
+        """GET /repos/{o}/{r}/commits/{ref} without `files` and `stats` (prbot reads neither)."""
+        api = f"{self.base}/repos/{repo.full_name}"
+        html = f"{self.base}/{repo.full_name}"
+        sha = info["sha"]
+        login = info["an"]
+        return {
+            "sha": sha,
+            "node_id": node_id("Commit", int(sha[:7], 16)),
+            "commit": {
+                "author": {"name": info["an"], "email": info["ae"], "date": _utc(info["ad"])},
+                "committer": {"name": info["cn"], "email": info["ce"], "date": _utc(info["cd"])},
+                "message": info["message"].rstrip("\n"),
+                "tree": {"sha": info["tree"], "url": f"{api}/git/trees/{info['tree']}"},
+                "url": f"{api}/git/commits/{sha}",
+                "comment_count": 0,
+                "verification": {
+                    "verified": False,
+                    "reason": "unsigned",
+                    "signature": None,
+                    "payload": None,
+                    "verified_at": None,
+                },
+            },
+            "url": f"{api}/commits/{sha}",
+            "html_url": f"{html}/commit/{sha}",
+            "comments_url": f"{api}/commits/{sha}/comments",
+            "author": self.user(login),
+            "committer": None,
+            "parents": [
+                {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/commit/{p}"}
+                for p in info["parents"].split()
+            ],
+        }
+
     # --- comments, reactions, check runs
     def comment(self, repo: FakeRepo, c: Comment) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo.full_name}"
@@ -428,6 +464,11 @@ class Shapes:
 
     def _repo_ref(self, repo: FakeRepo) -> dict[str, Any]:
         return {"id": repo.id, "url": f"{self.base}/repos/{repo.full_name}", "name": repo.name}
+
+
+def _utc(iso: str) -> str:
+    """git's `%aI` (with offset) as GitHub's Z-suffixed UTC timestamp."""
+    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def error_body(

@@ -54,6 +54,8 @@ class RestApi:
         add("GET", rf"{REPO}/pulls/(?P<number>\d+)", self.get_pull)
         add("GET", rf"{REPO}/pulls/(?P<number>\d+)/files", self.list_pull_files)
         add("GET", rf"{REPO}/issues/(?P<number>\d+)", self.get_issue)
+        # A ref may hold slashes; the lookahead leaves ".../check-runs" to its own route.
+        add("GET", f"{REPO}/commits/(?P<ref>(?:(?!/check-runs$).)+)", self.get_commit)
         add("GET", f"{REPO}/collaborators/(?P<user>[^/]+)/permission", self.get_permission)
         add("POST", "/graphql", self.graphql)
         register_issue_routes(self, REPO)
@@ -173,6 +175,13 @@ class RestApi:
     def get_issue(self, req: ApiRequest) -> ApiResponse:
         repo = self.repo(req)
         return self.ok(self.gh.shapes.issue(repo, self.pull(repo, req.int_param("number"))))
+
+    def get_commit(self, req: ApiRequest) -> ApiResponse:
+        repo = self.repo(req)
+        sha = repo.git.resolve(req.params["ref"])
+        if sha is None:
+            raise HttpError(422, f"No commit found for SHA: {req.params['ref']}")
+        return self.ok(self.gh.shapes.commit(repo, repo.git.commit_info(sha)))
 
     def get_permission(self, req: ApiRequest) -> ApiResponse:
         repo = self.repo(req)
