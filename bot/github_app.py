@@ -62,7 +62,9 @@ class GitHubApp:
             client = self._clients.get(installation_id)
             if client is None:
                 auth = self._app_auth.get_installation_auth(installation_id)
-                gh = Github(auth=auth, base_url=self._base_url, retry=self._retry(), timeout=30)
+                gh = Github(
+                    auth=auth, base_url=self._base_url, retry=self._retry(), timeout=30, lazy=True
+                )
                 client = InstallationClient(gh, auth)
                 self._clients[installation_id] = client
             return client
@@ -81,7 +83,7 @@ class InstallationClient:
             return self._auth.token
 
     def _repo(self, full_name: str):  # noqa: ANN202 - PyGithub Repository
-        return self.gh.get_repo(full_name, lazy=True)
+        return self.gh.get_repo(full_name)
 
     def get_pull(self, full_name: str, number: int) -> PullInfo:
         pull = self._repo(full_name).get_pull(number)

@@ -43,9 +43,9 @@ def escape_text(value: object) -> Markup:
 
 def code_span(value: object) -> Markup:
     """Text shown as inline code; backticks inside are fenced with a longer run."""
-    text = str(value).replace("\r", " ").replace("\n", " ")
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("|", "&#124;")
+    # Code spans show their content literally (no entities, no HTML), so only the table
+    # separator needs care: GitHub honours "\\|" inside a code span in a table cell.
+    text = str(value).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

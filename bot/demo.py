@@ -1,0 +1,137 @@
+"""A whole prbot on one machine: the local GitHub test server, the intake with its worker,
+SQLite and real git. ``prbot demo``, the end-to-end tests and the benchmarks share it."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bot.cli.replay import send
+from bot.config import Settings
+from bot.service import Service, ThreadedServer
+from bot.testing.github_server import FakeGitHub
+
+WEBHOOK_SECRET = "demo-webhook-secret"
+INSTALLATION_ID = 1
+ORG = "acme"
+
+
+class LocalStack:
+    """Start with ``with LocalStack(tmp) as stack:``; everything lives under ``root``."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        default_rules: str = "default",
+        dry_run: bool = False,
+        lease_seconds: float = 30.0,
+        with_worker: bool = True,
+        database_url: str | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.default_rules = default_rules
+        self.dry_run = dry_run
+        self.lease_seconds = lease_seconds
+        self.with_worker = with_worker
+        self.database_url = database_url or f"sqlite:///{self.root / 'prbot.sqlite'}"
+        self.github: FakeGitHub | None = None
+        self.server: ThreadedServer | None = None
+        self.service: Service | None = None
+        self.http = httpx.Client(timeout=30)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> LocalStack:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.github = FakeGitHub(root=self.root / "github").start()
+        self.github.add_installation(INSTALLATION_ID, ORG)
+        key_path = self.root / "app.pem"
+        key_path.write_text(self.github.private_key_pem)
+        key_path.chmod(0o600)
+        self.settings = Settings(
+            webhook_secrets=(WEBHOOK_SECRET,),
+            app_id=str(self.github.app_id),
+            private_key_path=key_path,
+            database_url=self.database_url,
+            github_api_url=self.github.url,
+            data_dir=self.root / "data",
+            default_rules=self.default_rules,
+            dry_run=self.dry_run,
+            lease_seconds=self.lease_seconds,
+            poll_seconds=0.05,
+        )
+        self.service = Service.from_settings(self.settings)
+        app = self.service.asgi_app(with_worker=self.with_worker)
+        self.server = ThreadedServer(app).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if self.github is not None:
+            self.github.stop()
+        self.http.close()
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def webhook_url(self) -> str:
+        assert self.server is not None
+        return f"{self.server.url}/webhooks/github"
+
+    def deliver(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        guid: str | None = None,
+        secret: str = WEBHOOK_SECRET,
+    ) -> httpx.Response:
+        body = json.dumps(payload).encode()
+        return send(self.webhook_url, event, body, secret, guid, client=self.http)
+
+    def worker_environment(self) -> dict[str, str]:
+        """Environment for a separate ``prbot worker`` process on this stack."""
+        env = dict(os.environ)
+        env.update(
+            {
+                "PRBOT_WEBHOOK_SECRET": WEBHOOK_SECRET,
+                "PRBOT_APP_ID": self.settings.app_id or "",
+                "PRBOT_PRIVATE_KEY_PATH": str(self.settings.private_key_path),
+                "PRBOT_DATABASE_URL": self.database_url,
+                "PRBOT_GITHUB_API_URL": self.settings.github_api_url,
+                "PRBOT_DATA_DIR": str(self.settings.data_dir),
+                "PRBOT_DEFAULT_RULES": self.default_rules,
+                "PRBOT_LEASE_SECONDS": str(self.lease_seconds),
+                "PRBOT_POLL_SECONDS": "0.05",
+            }
+        )
+        return env
+
+
+def wait_for(
+    predicate: Callable[[], Any],
+    timeout: float = 60.0,
+    interval: float = 0.05,
+    what: str = "condition",
+) -> Any:
+    """Poll until ``predicate`` returns something truthy; raise after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(interval)

@@ -1,0 +1,230 @@
+"""The spine end to end over HTTP: signed deliveries in, one comment and one check run out,
+against the local GitHub test server, real git and SQLite."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.demo import INSTALLATION_ID, LocalStack, wait_for
+from bot.report import MARKER
+from bot.store import deliveries
+from bot.store.queue import Queue
+
+REPO = "acme/widgets"
+
+
+@pytest.fixture
+def stack(tmp_path):
+    with LocalStack(tmp_path / "stack") as running:
+        gh = running.github
+        gh.create_repo(
+            REPO,
+            installation_id=INSTALLATION_ID,
+            files={"README.md": "# widgets\n", "widgets/core.py": "x = 1\n"},
+        )
+        yield running
+
+
+def _open_pr(stack, title="Speed up core", author="alice", association="CONTRIBUTOR"):
+    gh = stack.github
+    gh.commit(REPO, "feature", {"widgets/core.py": "x = 2\n"}, "speed up")
+    pull = gh.open_pull_request(
+        REPO,
+        head_branch="feature",
+        title=title,
+        body="Makes it fast.",
+        author=author,
+        author_association=association,
+    )
+    return pull["number"]
+
+
+def _bot_comments(stack, number):
+    return [
+        c
+        for c in stack.github.comments(REPO, number)
+        if MARKER in c["body"] and c["user"]["type"] == "Bot"
+    ]
+
+
+def _comment_for_head(stack, number, sha):
+    comments = _bot_comments(stack, number)
+    return comments if comments and f"prbot:head={sha}" in comments[0]["body"] else None
+
+
+def _queue_idle(stack):
+    depth = Queue(stack.service.engine).depth()
+    return depth["queued"] == 0 and depth["leased"] == 0
+
+
+def test_opened_then_synchronize_edits_one_comment(stack):
+    number = _open_pr(stack)
+    head = stack.github.pull_request_event(REPO, number, "opened")["pull_request"]["head"]["sha"]
+    response = stack.deliver(
+        "pull_request", stack.github.pull_request_event(REPO, number, "opened")
+    )
+    assert response.status_code == 202
+    comments = wait_for(lambda: _comment_for_head(stack, number, head), what="first report")
+    assert len(comments) == 1
+    assert "Changed files" in comments[0]["body"]
+    runs = wait_for(lambda: stack.github.check_runs(REPO, head), what="check run")
+    assert len(runs) == 1 and runs[0]["status"] == "completed"
+
+    new_head = stack.github.push(REPO, number, {"widgets/extra.py": "y = 1\n"}, "more")
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
+    comments = wait_for(lambda: _comment_for_head(stack, number, new_head), what="second report")
+    assert len(comments) == 1 and comments[0]["id"] == _bot_comments(stack, number)[0]["id"]
+    assert "widgets/extra.py" in comments[0]["body"]
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    assert len(stack.github.check_runs(REPO, new_head)) == 1
+
+
+def test_steady_state_synchronize_costs_at_most_three_rest_calls(stack):
+    number = _open_pr(stack)
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
+    wait_for(lambda: _bot_comments(stack, number), what="first report")
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    stack.github.reset_calls()
+    new_head = stack.github.push(REPO, number, {"widgets/core.py": "x = 3\n"}, "again")
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
+    wait_for(lambda: _comment_for_head(stack, number, new_head), what="report for new head")
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    rest = [c for c in stack.github.calls if ".git/" not in c.path]
+    assert len(rest) <= 3, rest
+
+
+def test_recheck_by_author_reruns_and_reacts(stack):
+    number = _open_pr(stack)
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
+    first = wait_for(lambda: _bot_comments(stack, number), what="first report")[0]
+    comment = stack.github.add_user_comment(REPO, number, "alice", "/recheck please")
+    assert (
+        stack.deliver(
+            "issue_comment", stack.github.issue_comment_event(REPO, number, comment)
+        ).status_code
+        == 202
+    )
+    wait_for(lambda: "rocket" in stack.github.reactions(REPO, comment["id"]), what="rocket")
+    assert "eyes" in stack.github.reactions(REPO, comment["id"])
+    comments = _bot_comments(stack, number)
+    assert len(comments) == 1 and comments[0]["id"] == first["id"]
+
+
+def test_unauthorized_recheck_is_refused_once_per_head(stack):
+    number = _open_pr(stack)
+    stack.github.set_permission(REPO, "mallory", "read")
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
+    wait_for(lambda: _bot_comments(stack, number), what="first report")
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    runs_before = len(stack.github.check_runs(REPO))
+    for text in ("/recheck", "/recheck again"):
+        comment = stack.github.add_user_comment(REPO, number, "mallory", text)
+        stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, comment))
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    replies = [
+        c
+        for c in stack.github.comments(REPO, number)
+        if c["user"]["type"] == "Bot" and MARKER not in c["body"]
+    ]
+    assert len(replies) == 1 and "mallory" in replies[0]["body"]
+    assert len(stack.github.check_runs(REPO)) == runs_before
+
+
+def test_commands_in_code_blocks_and_bot_comments_do_nothing(stack):
+    number = _open_pr(stack)
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
+    wait_for(lambda: _bot_comments(stack, number), what="first report")
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    queue = Queue(stack.service.engine)
+    done_before = queue.depth()["done"]
+    quoted = stack.github.add_user_comment(REPO, number, "alice", "> /recheck\n```\n/recheck\n```")
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, quoted))
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    # Only the delivery job itself ran; no pipeline was queued.
+    assert queue.depth()["done"] == done_before + 1
+    assert stack.github.reactions(REPO, quoted["id"]) == []
+
+
+def _store_size(stack):
+    return deliveries.count_deliveries(stack.service.engine), sum(
+        Queue(stack.service.engine).depth().values()
+    )
+
+
+def test_bad_requests_are_refused_and_store_nothing(stack):
+    before = _store_size(stack)
+    body = json.dumps({"action": "opened"}).encode()
+    http = stack.http
+    bad_sig = http.post(
+        stack.webhook_url,
+        content=body,
+        headers={
+            "X-GitHub-Event": "pull_request",
+            "X-GitHub-Delivery": "d1",
+            "X-Hub-Signature-256": "sha256=" + "0" * 64,
+            "Content-Type": "application/json",
+        },
+    )
+    assert bad_sig.status_code == 401
+    unsigned = http.post(
+        stack.webhook_url,
+        content=body,
+        headers={"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "d2"},
+    )
+    assert unsigned.status_code == 401
+    from bot.cli.replay import send
+    from bot.demo import WEBHOOK_SECRET
+
+    malformed = send(stack.webhook_url, "pull_request", b"{oops", WEBHOOK_SECRET, "d3", client=http)
+    assert malformed.status_code == 400
+    unknown = send(
+        stack.webhook_url, "watch", b'{"action": "started"}', WEBHOOK_SECRET, "d4", client=http
+    )
+    assert unknown.status_code == 200 and unknown.json()["status"] == "ignored"
+    ping = send(
+        stack.webhook_url,
+        "ping",
+        json.dumps(stack.github.ping_event()).encode(),
+        WEBHOOK_SECRET,
+        "d5",
+        client=http,
+    )
+    assert ping.status_code == 200
+    huge = b'{"pad": "' + b"x" * (25 * 1024 * 1024) + b'"}'
+    too_big = send(stack.webhook_url, "pull_request", huge, WEBHOOK_SECRET, "d6", client=http)
+    assert too_big.status_code == 413
+    assert _store_size(stack) == before
+
+
+def test_repeated_delivery_is_processed_once(stack):
+    number = _open_pr(stack)
+    payload = stack.github.pull_request_event(REPO, number, "opened")
+    assert stack.deliver("pull_request", payload, guid="same-guid").status_code == 202
+    again = stack.deliver("pull_request", payload, guid="same-guid")
+    assert again.status_code == 200 and again.json()["status"] == "duplicate"
+    assert deliveries.count_deliveries(stack.service.engine) == 1
+
+
+def test_a_raising_check_becomes_an_error_section(stack, monkeypatch):
+    import bot.checks.changed_files as changed_files
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("area table exploded")
+
+    monkeypatch.setattr(changed_files, "group_by_area", explode)
+    number = _open_pr(stack)
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
+    body = wait_for(lambda: _bot_comments(stack, number), what="report")[0]["body"]
+    assert "area table exploded" in body
+    assert "💥" in body
+
+
+def test_health_ready_and_metrics(stack):
+    assert stack.http.get(f"{stack.server.url}/healthz").status_code == 200
+    assert stack.http.get(f"{stack.server.url}/readyz").status_code == 200
+    stack.deliver("watch", {"action": "started"})
+    metrics = stack.http.get(f"{stack.server.url}/metrics").text
+    assert 'prbot_deliveries_total{event="watch",outcome="ignored"}' in metrics
+    assert "prbot_queue_jobs" in metrics
