@@ -33,7 +33,9 @@ BASE_FILES = {
 }
 
 PR_FILES = {
-    "requirements/common.txt": "numpy>=1.26\nrequests>=2.26\ntransformers>=4.57\nsafetensors>=0.4\n",
+    "requirements/common.txt": (
+        "numpy>=1.26\nrequests>=2.26\ntransformers>=4.57\nsafetensors>=0.4\n"
+    ),
     "vllm/v1/attention/backends/registry.py": (
         "import enum\n\n\nclass AttentionBackendEnum(enum.Enum):\n"
         '    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"\n'
