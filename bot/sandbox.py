@@ -17,7 +17,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Variables a tool legitimately needs; everything else, tokens included, is dropped.
-_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+# TLS trust and proxy settings are the machine's, not secrets: without them uv cannot
+# reach an index behind a corporate proxy or a private CA.
+_PASSED_THROUGH = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "TMPDIR",
+    "SYSTEMROOT",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+)
 
 
 @dataclass(frozen=True)
