@@ -262,6 +262,7 @@ def _resolve(
         timeout=rules.uv_timeout_seconds,
         http_timeout=rules.uv_http_timeout_seconds,
         max_parallel=rules.max_parallel,
+        cache_dir=_uv_cache_dir(context),
     )
     results = resolver.resolve_all([request for _, request in pending])
     for (row, _), result in zip(pending, results, strict=True):
@@ -269,11 +270,17 @@ def _resolve(
     analysis.uv_runs = resolver.uv_runs
 
 
+def _uv_cache_dir(context: Any) -> Any:
+    """A persistent uv cache the server may hand in (``extras["uv_cache_dir"]``)."""
+    extras = getattr(context, "extras", None) or {}
+    return extras.get("uv_cache_dir")
+
+
 def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, context: Any) -> None:
     if item.compiled is None:
         return
     compiled = item.compiled
-    resolver = UvResolver(context.runner, None, context.work_dir)
+    resolver = UvResolver(context.runner, None, context.work_dir, cache_dir=_uv_cache_dir(context))
     item.rerun, item.rerun_detail = rerun_compiled(
         compiled,
         snapshot.head,

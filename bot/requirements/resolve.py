@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +47,16 @@ def uv_version() -> str:
         return version("uv")
     except PackageNotFoundError:
         return "unknown"
+
+
+def minimal_path() -> str:
+    """PATH for uv: prbot's interpreter, git (for VCS requirements) and the system dirs."""
+    dirs = [os.path.dirname(sys.executable)]
+    git = shutil.which("git")
+    if git:
+        dirs.append(os.path.dirname(git))
+    dirs += ["/usr/local/bin", "/usr/bin", "/bin"]
+    return os.pathsep.join(dict.fromkeys(dirs))
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,7 @@ class UvResolver:
         http_timeout: int = 30,
         max_parallel: int = 4,
         uv: str | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         self.runner = runner
         self.cache = cache
@@ -121,19 +135,26 @@ class UvResolver:
         self.http_timeout = http_timeout
         self.max_parallel = max_parallel
         self.uv = uv
+        # uv's own download/metadata cache; pass a persistent one to keep it across runs.
+        self.cache_dir = Path(cache_dir) if cache_dir else self.work_dir / "uv-cache"
         self.uv_runs = 0
         self._lock = threading.Lock()
 
     def environment(self) -> dict[str, str]:
         """uv settings for every run: shared cache, no config files, no Python downloads."""
         return {
-            "UV_CACHE_DIR": str(self.work_dir / "uv-cache"),
+            "UV_CACHE_DIR": str(self.cache_dir),
             "UV_NO_CONFIG": "1",
             "UV_PYTHON_DOWNLOADS": "never",
             "UV_HTTP_TIMEOUT": str(self.http_timeout),
             # Retries turn an unreachable index into minutes of waiting; one try is enough.
             "UV_HTTP_RETRIES": "0",
             "UV_NO_PROGRESS": "1",
+            # Markers come from --python-version/--python-platform. Naming the interpreter and
+            # keeping PATH short spares uv probing every python on PATH (pyenv shims take
+            # seconds) and keeps runs reproducible.
+            "UV_PYTHON": sys.executable,
+            "PATH": minimal_path(),
         }
 
     def resolve_all(self, requests: Sequence[ResolutionRequest]) -> list[Resolution]:
