@@ -232,6 +232,7 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     if days is not None and days < 14:
         evidence.append(Evidence.text(_apart(days)))
 
+    evidence.sort(key=_evidence_rank)
     z = INTERCEPT_WITH_CODE if code_known else INTERCEPT_TEXT_ONLY
     z += sum(WEIGHTS[name] * value for name, value in signals.items() if name in WEIGHTS)
     score = 1.0 / (1.0 + math.exp(-z))
@@ -249,9 +250,11 @@ def _code_signals(
     shared_weight = sum(mine[p] for p in shared)
     mine_total, theirs_total = sum(mine.values()), sum(theirs.values())
     union_total = mine_total + theirs_total - shared_weight
-    smaller = min(mine_total, theirs_total)
-    signals["containment"] = shared_weight / smaller if smaller else 0.0
-    signals["jaccard"] = shared_weight / union_total if union_total else 0.0
+    # Denominators of at least one file's weight: two PRs that only share hot files do not
+    # "contain" each other however few files they have.
+    smaller = max(min(mine_total, theirs_total), 1.0)
+    signals["containment"] = shared_weight / smaller
+    signals["jaccard"] = shared_weight / max(union_total, 1.0)
     signals["no_shared_file"] = 0.0 if shared else 1.0
     meaningful = [p for p in shared if mine[p] >= 0.5]
     if meaningful:
@@ -277,6 +280,8 @@ def _code_signals(
 
     if query.code_vector and other.code_terms:
         similarity = cosine(query.code_vector, _vector(other.code_terms, stats, code=True))
+        if not meaningful:  # the same lines added to different (or only hot) files
+            similarity *= 0.5
         signals["code_text"] = similarity
         if similarity >= 0.4:
             evidence.append(Evidence.text(f"similar added code ({similarity:.2f})"))
@@ -294,12 +299,36 @@ def _code_signals(
         theirs_ids = sum(identifier_weight(n, p, stats) for n, p in other.identifiers.items())
         containment = shared_total / max(min(mine_ids, theirs_ids), 1e-9)
         signals["identifiers"] = min(1.0, max(containment, shared_total / 3))
-        for name in sorted(shared_names, key=lambda n: -weights[n])[:2]:
+        strong = [n for n in shared_names if not n.startswith(METHOD_PREFIX)]
+        for name in sorted(strong or shared_names, key=lambda n: -weights[n])[:2]:
             both = sorted(set(a.identifiers[name]) & set(other.identifiers[name]))
             parts: list[Any] = ["both add ", ("code", display_name(name))]
             if both:
                 parts += [" to ", ("code", both[0])]
             evidence.append(Evidence.text(*parts))
+
+
+_EVIDENCE_ORDER = (
+    "both fix",
+    "this PR mentions",
+    "#",
+    "both add",
+    "overlapping edits",
+    "",  # "N of M changed files shared"
+    "both mention",
+    "similar title",
+    "similar added code",
+    "opened",
+)
+
+
+def _evidence_rank(item: Evidence) -> int:
+    """Strongest first: claims and links, new names, edits, files, then wording and time."""
+    text = str(item)
+    for rank, prefix in enumerate(_EVIDENCE_ORDER):
+        if prefix and text.startswith(prefix):
+            return rank
+    return _EVIDENCE_ORDER.index("")
 
 
 def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidence:

@@ -28,7 +28,7 @@ _CLAIM = re.compile(
     r"(?:(?:[\w.-]+/[\w.-]+)?#|https?://[^\s/]+/[\w.-]+/[\w.-]+/(?:issues|pull)/)(\d+)",
     re.I,
 )
-_MENTION = re.compile(r"(?:(?<![\w&])#|/(?:issues|pull)/)(\d+)\b")
+_MENTION = re.compile(r"(?:[\w.-]+/[\w.-]+#|(?<![\w&])#|/(?:issues|pull)/)(\d+)\b")
 
 # Words so common in PR text that they only add noise, beyond the usual English stop words.
 _STOP = frozenset(

@@ -1,0 +1,99 @@
+"""duplicates: open PRs that are likely the same work, or touch the same code.
+
+The open-PR index comes in as ``context.open_prs`` (``bot.duplicates.index.OpenPRIndex``:
+the database in the server, a PR export with ``prbot check --open-prs``). Without one the
+section is skipped and says so.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
+from bot.duplicates.features import features_from_snapshot, is_bot
+from bot.duplicates.scoring import DEFAULT_HOT_PATHS, LIKELY_DUPLICATE, ScoringConfig
+from bot.snapshot import Snapshot
+
+
+class DuplicatesRules(CheckRules):
+    # A candidate at or above this score, with evidence about the goal, is a likely duplicate.
+    likely_duplicate_score: float = Field(0.6, ge=0, le=1)
+    # Candidates below this score are not listed unless their edits overlap.
+    min_score: float = Field(0.3, ge=0, le=1)
+    # How many candidates to list at most, and how many before the rest is folded.
+    top: int = Field(10, ge=1, le=100)
+    show: int = Field(3, ge=1, le=100)
+    # Files most PRs touch (changelogs, lockfiles, __init__.py): shared, they count for little.
+    hot_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_HOT_PATHS))
+    # Paths left out of the comparison altogether (generated files).
+    ignore_paths: list[str] = Field(default_factory=list)
+    # Accounts whose PRs are never compared, beyond any "...[bot]" login.
+    bots: list[str] = Field(default_factory=list)
+
+    def scoring_config(self) -> ScoringConfig:
+        return ScoringConfig(
+            likely_duplicate=self.likely_duplicate_score,
+            min_score=self.min_score,
+            hot_paths=tuple(self.hot_paths),
+            ignore_paths=tuple(self.ignore_paths),
+            bots=tuple(self.bots),
+        )
+
+
+def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Section:
+    index = context.open_prs
+    if index is None:
+        return Section("duplicates", Status.SKIP, "no open-PR index available")
+    config = rules.scoring_config()
+    if is_bot(snapshot.author, config.bots):
+        return Section("duplicates", Status.SKIP, f"{snapshot.author} is a bot; not audited")
+    features = features_from_snapshot(snapshot)
+    result = index.query(features, config, top=rules.top)
+    likely = [c for c in result.candidates if c.tier == LIKELY_DUPLICATE]
+    overlap = [c for c in result.candidates if c.tier != LIKELY_DUPLICATE]
+    if likely:
+        numbers = ", ".join(f"#{c.number}" for c in likely[:5])
+        summary = f"{len(likely)} likely duplicate{'s' if len(likely) > 1 else ''} ({numbers})"
+        if overlap:
+            summary += f", {len(overlap)} overlapping"
+    elif overlap:
+        summary = f"no likely duplicates; {len(overlap)} open PRs touch the same code"
+    else:
+        summary = f"no likely duplicates or overlapping work among {result.searched} open PRs"
+    if result.stacked:
+        summary += f"; same author: {', '.join(f'#{n}' for n in result.stacked[:5])} (stacked)"
+    status = Status.WARN if likely else Status.PASS
+    rows = [
+        {
+            "number": c.number,
+            "title": c.title,
+            "score": c.score,
+            "tier": c.tier,
+            "evidence": c.evidence,
+        }
+        for c in likely + overlap
+    ]
+    return Section(
+        "duplicates",
+        status,
+        summary,
+        findings=[c.to_json() for c in likely + overlap],
+        data={
+            "likely": [r for r in rows if r["tier"] == LIKELY_DUPLICATE],
+            "overlap": [r for r in rows if r["tier"] != LIKELY_DUPLICATE],
+            "show": rules.show,
+            "stacked": result.stacked,
+            "shared_commits": result.shared_commits,
+            "searched": result.searched,
+        },
+    )
+
+
+CHECK = Check(
+    name="duplicates",
+    title="Duplicate work",
+    run=run,
+    rules_model=DuplicatesRules,
+    order=10,
+    template="checks/duplicates.md.j2",
+)

@@ -1,0 +1,245 @@
+"""The open-PR index in the database: updates from ``pull_request`` events, and the index the
+duplicates check queries (``DatabaseIndex``).
+
+Events never re-read the world: each writes one row and bumps the repository's generation.
+A process keeps the inverted indexes in memory and, before each query, reads only the rows
+written since its last look (one small query when nothing changed).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from bot.duplicates.features import PRFeatures, build_features
+from bot.duplicates.index import MemoryIndex, QueryResult
+from bot.duplicates.records import (
+    MAX_BODY_CHARS,
+    MAX_FILES,
+    MAX_TITLE_CHARS,
+    FileChange,
+    parse_time,
+)
+from bot.duplicates.schema import open_pr_repos, open_prs
+from bot.duplicates.scoring import ScoringConfig
+from bot.store.dialect import upsert
+
+OPEN, CLOSED = "open", "closed"
+
+
+@dataclass
+class PRRow:
+    """What one write puts in ``open_prs``."""
+
+    repo: str
+    number: int
+    state: str
+    title: str
+    body: str
+    author: str
+    created_at: str | None
+    updated_at: str
+    head_sha: str
+    files: list[FileChange] | None
+    patches_known: bool
+
+
+def _bump_generation(connection: sa.Connection, repo: str) -> int:
+    """The repository's next generation; the row lock serialises concurrent writers."""
+    statement = (
+        upsert(connection, open_pr_repos)
+        .values(repo=repo, generation=1, listing={})
+        .on_conflict_do_update(
+            index_elements=["repo"],
+            set_={"generation": open_pr_repos.c.generation + 1},
+        )
+        .returning(open_pr_repos.c.generation)
+    )
+    return int(connection.execute(statement).scalar_one())
+
+
+def _existing(connection: sa.Connection, repo: str, number: int) -> sa.Row | None:
+    return connection.execute(
+        sa.select(open_prs).where(open_prs.c.repo == repo, open_prs.c.number == number)
+    ).first()
+
+
+def write_row(connection: sa.Connection, row: PRRow) -> bool:
+    """Insert or replace one PR; False (and no write) when a newer update is already stored.
+
+    With ``files`` None the stored code features are kept when the head is unchanged, so an
+    ``edited`` event refreshes the text without losing the diff.
+    """
+    existing = _existing(connection, row.repo, row.number)
+    if existing is not None and existing.updated_at and row.updated_at < existing.updated_at:
+        return False
+    features = build_features(
+        row.number,
+        title=row.title,
+        body=row.body,
+        author=row.author,
+        created_at=parse_time(row.created_at),
+        head_sha=row.head_sha,
+        files=row.files,
+    )
+    files_known, patches_known = row.files is not None, row.patches_known
+    if row.files is None and existing is not None and existing.head_sha == row.head_sha:
+        kept = PRFeatures.from_json(existing.features)
+        features.files, features.identifiers = kept.files, kept.identifiers
+        features.code_terms = kept.code_terms
+        files_known, patches_known = existing.files_known, existing.patches_known
+    seq = _bump_generation(connection, row.repo)
+    values = {
+        "state": row.state,
+        "title": row.title,
+        "body": row.body,
+        "author": row.author,
+        "created_at": parse_time(row.created_at),
+        "updated_at": row.updated_at,
+        "head_sha": row.head_sha,
+        "files_known": files_known,
+        "patches_known": patches_known,
+        "features": features.to_json(),
+        "seq": seq,
+    }
+    connection.execute(
+        upsert(connection, open_prs)
+        .values(repo=row.repo, number=row.number, **values)
+        .on_conflict_do_update(index_elements=["repo", "number"], set_=values)
+    )
+    return True
+
+
+def mark_closed(connection: sa.Connection, repo: str, numbers: list[int]) -> int:
+    """Close rows still open (reconcile found them missing from the listing)."""
+    closed = 0
+    for number in numbers:
+        seq = _bump_generation(connection, repo)
+        result = connection.execute(
+            sa.update(open_prs)
+            .where(open_prs.c.repo == repo, open_prs.c.number == number, open_prs.c.state == OPEN)
+            .values(state=CLOSED, seq=seq)
+        )
+        closed += result.rowcount or 0
+    return closed
+
+
+def _text(value: Any, limit: int) -> str:
+    return value[:limit].replace("\x00", "") if isinstance(value, str) else ""
+
+
+def apply_pull_request_event(
+    engine: sa.Engine, payload: dict[str, Any], files: list[Any] | None
+) -> None:
+    """Update the index from one ``pull_request`` webhook payload.
+
+    ``files`` is the diff the worker computed (``ChangedFile`` or ``FileChange`` items) for
+    opened/synchronize/reopened, or None for edited/closed: then only text and state change.
+    Payloads that are not about a PR, or are older than what is stored, change nothing.
+    """
+    pr = payload.get("pull_request")
+    repo = (payload.get("repository") or {}).get("full_name")
+    if (
+        not isinstance(pr, dict)
+        or not isinstance(repo, str)
+        or not isinstance(pr.get("number"), int)
+    ):
+        return
+    action = payload.get("action")
+    state = OPEN if pr.get("state", OPEN) == OPEN and action != "closed" else CLOSED
+    changes = None
+    if files is not None:
+        changes = [
+            FileChange(
+                path=f.path,
+                additions=getattr(f, "additions", 0),
+                deletions=getattr(f, "deletions", 0),
+                patch=getattr(f, "patch", None),
+                binary=getattr(f, "binary", False),
+            )
+            for f in files[:MAX_FILES]
+        ]
+    row = PRRow(
+        repo=repo,
+        number=pr["number"],
+        state=state,
+        title=_text(pr.get("title"), MAX_TITLE_CHARS),
+        body=_text(pr.get("body"), MAX_BODY_CHARS),
+        author=((pr.get("user") or {}).get("login") or ""),
+        created_at=pr.get("created_at"),
+        updated_at=pr.get("updated_at") or "",
+        head_sha=((pr.get("head") or {}).get("sha") or ""),
+        files=changes,
+        patches_known=changes is not None,
+    )
+    with engine.begin() as connection:
+        write_row(connection, row)
+
+
+def open_pr_count(engine: sa.Engine, repo: str) -> int:
+    """How many open PRs the index holds for ``repo`` (0: the worker should reconcile)."""
+    with engine.connect() as connection:
+        return int(
+            connection.execute(
+                sa.select(sa.func.count())
+                .select_from(open_prs)
+                .where(open_prs.c.repo == repo, open_prs.c.state == OPEN)
+            ).scalar_one()
+        )
+
+
+class _Mirror:
+    """One process's in-memory copy of one repository's index, and how far it has read."""
+
+    def __init__(self) -> None:
+        self.index = MemoryIndex()
+        self.generation = 0
+        self.lock = threading.Lock()
+
+
+_MIRRORS: dict[tuple[str, str], _Mirror] = {}
+_MIRRORS_LOCK = threading.Lock()
+
+
+class DatabaseIndex:
+    """``OpenPRIndex`` over the database for one repository (what the worker hands the check)."""
+
+    def __init__(self, engine: sa.Engine, repo_full_name: str) -> None:
+        self.engine = engine
+        self.repo = repo_full_name
+        key = (engine.url.render_as_string(hide_password=True), repo_full_name)
+        with _MIRRORS_LOCK:
+            self._mirror = _MIRRORS.setdefault(key, _Mirror())
+
+    def sync(self) -> MemoryIndex:
+        """Bring the in-memory index up to date: rows written since the last sync only."""
+        mirror = self._mirror
+        with mirror.lock, self.engine.connect() as connection:
+            generation = connection.execute(
+                sa.select(open_pr_repos.c.generation).where(open_pr_repos.c.repo == self.repo)
+            ).scalar()
+            if generation is None or generation == mirror.generation:
+                return mirror.index
+            if generation < mirror.generation:  # database replaced under us: start over
+                mirror.index, mirror.generation = MemoryIndex(), 0
+            rows = connection.execute(
+                sa.select(open_prs.c.number, open_prs.c.state, open_prs.c.features)
+                .where(open_prs.c.repo == self.repo, open_prs.c.seq > mirror.generation)
+                .order_by(open_prs.c.seq)
+            )
+            for number, state, features in rows:
+                if state == OPEN:
+                    mirror.index.add(PRFeatures.from_json(features))
+                else:
+                    mirror.index.remove(number)
+            mirror.generation = generation
+            return mirror.index
+
+    def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult:
+        return self.sync().query(features, config, top=top)
+
+    def __len__(self) -> int:
+        return len(self.sync())

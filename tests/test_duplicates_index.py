@@ -1,0 +1,141 @@
+"""Index and scoring: candidates from inverted indexes, tiers, exclusions, quality targets."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from bot.duplicates.features import build_features
+from bot.duplicates.index import MemoryIndex
+from bot.duplicates.records import FileChange
+from bot.duplicates.scoring import LIKELY_DUPLICATE, OVERLAP, ScoringConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+REGISTRY = "vllm/v1/attention/backends/registry.py"
+
+
+def _patch(line: int, *added: str) -> str:
+    return f"@@ -{line},3 +{line},{3 + len(added)} @@\n ctx\n" + "".join(f"+{a}\n" for a in added)
+
+
+def _pr(number: int, title: str, body: str = "", author: str = "", files=None, **kw):
+    return build_features(
+        number, title=title, body=body, author=author or f"dev{number}", files=files, **kw
+    )
+
+
+def _backend_pr(number: int, title: str, member: str, author: str = "") -> object:
+    return _pr(
+        number,
+        title,
+        author=author,
+        files=[
+            FileChange(REGISTRY, 1, 0, _patch(58, f'    {member} = "vllm.x.{member.lower()}"')),
+            FileChange(
+                f"vllm/v1/attention/backends/mla/{member.lower()}.py",
+                5,
+                0,
+                _patch(1, f"class {member.title().replace('_', '')}Backend(Base):"),
+            ),
+        ],
+    )
+
+
+def test_same_new_identifier_is_a_likely_duplicate_with_concrete_evidence() -> None:
+    index = MemoryIndex(
+        [
+            _backend_pr(1, "Add TokenSpeed MLA backend", "TOKENSPEED_MLA"),
+            _backend_pr(2, "Integrate tokenspeed kernels for DeepSeek", "TOKENSPEED_MLA"),
+            _backend_pr(3, "Add FlashInfer sparse MLA backend", "FLASHINFER_MLA_SPARSE"),
+        ]
+    )
+    result = index.query(index.get(1), ScoringConfig())
+    by_number = {c.number: c for c in result.candidates}
+    assert by_number[2].tier == LIKELY_DUPLICATE
+    assert f"both add `TOKENSPEED_MLA` to `{REGISTRY}`" in [str(e) for e in by_number[2].evidence]
+    # Same registry hunk but a different new name: overlapping work, not a duplicate.
+    assert by_number[3].tier == OVERLAP
+    assert 0 <= by_number[3].score < by_number[2].score <= 1
+    assert result.candidates[0].number == 2
+
+
+def test_shared_claimed_issue_and_file_counts() -> None:
+    files = [FileChange(f"vllm/m{i}.py", 1, 0, _patch(10 * i, f"x{i} = {i}")) for i in range(5)]
+    a = _pr(10, "Fix loader", "Fixes #1234", files=files)
+    b = _pr(11, "Handle missing params", "Resolves #1234", files=files[:4])
+    index = MemoryIndex([a, b])
+    (candidate,) = index.query(a, ScoringConfig()).candidates
+    evidence = [str(e) for e in candidate.evidence]
+    assert evidence[0] == "both fix #1234"
+    assert "4 of 5 changed files shared (4 in theirs)" in evidence
+    assert candidate.tier == LIKELY_DUPLICATE and candidate.score > 0.8
+
+
+def test_text_only_records_and_empty_bodies() -> None:
+    index = MemoryIndex(
+        [
+            _pr(1, "gpt-oss: generation does not stop at the harmony return token"),
+            _pr(2, "[Bugfix][gpt-oss] Add harmony stop tokens so generation stops"),
+            _pr(3, "[Doc] Fix typo in the quickstart"),
+            _pr(4, ""),
+        ]
+    )
+    result = index.query(index.get(1), ScoringConfig(min_score=0.05))
+    assert [c.number for c in result.candidates][:1] == [2]
+    assert index.query(index.get(4), ScoringConfig(min_score=0.05)).candidates == []
+
+
+def test_same_author_is_stacked_bots_and_shared_commits_are_excluded() -> None:
+    base = [FileChange("vllm/a.py", 1, 0, _patch(5, "def helper_for_stack():"))]
+    index = MemoryIndex(
+        [
+            _pr(1, "Add helper for stacks (1/2)", author="kv", files=base),
+            _pr(2, "Add helper for stacks (2/2)", author="kv", files=base),
+            _pr(3, "Add helper for stacks", author="dependabot[bot]", files=base),
+            _pr(4, "Add helper for stacks again", files=base, head_sha="abc"),
+        ]
+    )
+    query = _pr(5, "Add helper for stacks", author="kv", files=base, head_sha="abc")
+    result = index.query(query, ScoringConfig())
+    assert result.stacked == [1, 2]
+    assert result.shared_commits == [4]
+    assert result.candidates == []
+    bot = _pr(6, "Add helper for stacks", author="renovate[bot]", files=base)
+    assert index.query(bot, ScoringConfig()).candidates == []
+
+
+def test_hot_files_count_for_little() -> None:
+    hot = [FileChange("vllm/__init__.py", 1, 0, _patch(40, '    "Thing",'))]
+    index = MemoryIndex([_pr(1, "Export engine", files=hot), _pr(2, "Tidy imports", files=hot)])
+    result = index.query(index.get(1), ScoringConfig())
+    assert all(c.tier != LIKELY_DUPLICATE for c in result.candidates)
+    assert result.candidates == [] or result.candidates[0].score < 0.3
+
+
+def test_updates_are_incremental() -> None:
+    index = MemoryIndex([_backend_pr(1, "a", "TOKENSPEED_MLA"), _backend_pr(2, "b", "OTHER_X")])
+    assert index.identifier_df("TOKENSPEED_MLA") == 1
+    index.add(_backend_pr(2, "b", "TOKENSPEED_MLA"))  # a new head replaces the old one
+    assert index.identifier_df("TOKENSPEED_MLA") == 2 and index.identifier_df("OTHER_X") == 0
+    index.remove(1)
+    assert len(index) == 1 and index.identifier_df("TOKENSPEED_MLA") == 1
+
+
+def _eval_module():
+    spec = importlib.util.spec_from_file_location(
+        "duplicates_eval", ROOT / "benchmarks" / "duplicates_eval.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while defining
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quality_targets_hold_on_the_labelled_set() -> None:
+    result = _eval_module().run()
+    prbot, baseline = result["prbot"], result["baseline_tfidf"]
+    assert prbot["queries_with_duplicates"] >= 40 and prbot["prs_without_duplicates"] >= 40
+    assert prbot["recall"]["@1"] >= 1.15 * baseline["recall"]["@1"]
+    assert prbot["false_alert_rate"] <= 0.05
+    assert prbot["recall"]["@10"] >= prbot["recall"]["@5"] >= prbot["recall"]["@1"]
