@@ -39,17 +39,20 @@ def load_export(path: str | Path, on_problem: ProblemSink = _stderr) -> list[PRR
         if not raw_line.strip():
             continue
         try:
-            line = raw_line.decode("utf-8")
+            line, bad_utf8 = raw_line.decode("utf-8"), False
         except UnicodeDecodeError:
-            line = raw_line.decode("utf-8", "replace")
-            on_problem(RecordProblem(where, "not valid UTF-8; undecodable bytes replaced"))
+            line, bad_utf8 = raw_line.decode("utf-8", "replace"), True
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
+            if bad_utf8:
+                on_problem(RecordProblem(where, "not valid UTF-8"))
             on_problem(RecordProblem(where, f"malformed JSON ({exc.msg} at column {exc.colno})"))
             continue
         number = data.get("number") if isinstance(data, dict) else None
         label = f"{where} (#{number})" if isinstance(number, int) else where
+        if bad_utf8:
+            on_problem(RecordProblem(label, "not valid UTF-8; undecodable bytes replaced"))
         try:
             record = record_from_dict(data)
         except RecordError as exc:
