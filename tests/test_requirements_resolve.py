@@ -123,3 +123,23 @@ def test_failure_cause_and_pins_parsing():
         "alpha": "2.0",
         "beta": "1.0",
     }
+
+
+class BrokenCache:
+    def get(self, namespace, key):
+        raise RuntimeError("database is down")
+
+    def put(self, namespace, key, value):
+        raise RuntimeError("database is down")
+
+
+def test_a_broken_cache_costs_uv_runs_not_the_result(tmp_path, wheels):
+    runner = SandboxRunner(timeout=60)
+    (result,) = resolver(tmp_path, runner, BrokenCache()).resolve_all([request("alpha\n", wheels)])
+    assert result.status == "ok" and runner.invocations == 1
+
+
+def test_missing_uv_binary_is_skipped(tmp_path):
+    missing = resolver(tmp_path, SandboxRunner(), uv=str(tmp_path / "no-such-uv"))
+    (result,) = missing.resolve_all([ResolutionRequest("alpha\n", "", "3.12", None)])
+    assert result.status == "skipped" and result.detail.startswith("cannot run uv")

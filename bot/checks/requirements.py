@@ -103,6 +103,13 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
     ok = [r for r in rows if r.resolution and r.resolution.status == "ok"]
     if ok and not failed:
         parts.append(f"resolves on {len(ok)}")
+    unresolved = [
+        r for r in rows if r.resolution and r.resolution.status == "skipped" and not r.new_problems
+    ]
+    if unresolved:
+        reason = unresolved[0].resolution.detail  # type: ignore[union-attr]
+        reason = reason if len(reason) <= 80 else reason[:79] + "…"
+        parts.append(f"not resolved on {len(unresolved)} ({reason})")
     if failed or broken:
         status = Status.FAIL
     elif conflicts or stale:

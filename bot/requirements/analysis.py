@@ -18,7 +18,7 @@ from bot.requirements.effective import (
     effective_set,
     marker_environment,
 )
-from bot.requirements.graph import Closure, RequirementTree
+from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Cell, Target, build_targets, cells
 from bot.requirements.parser import Problem
 from bot.requirements.resolve import Resolution, ResolutionRequest, UvResolver, uv_binary
@@ -110,16 +110,22 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
     }
     watched = sorted(p for p in changed if any(path_matches(p, g) for g in rules.watch))
     stale = _stale_compiled(head_tree, snapshot, changed, rules)
-    reached = {path for pair in closures.values() for c in pair for path in c.files}
-    if not (changed & reached) and not watched and not stale:
+    # file -> targets reaching it, at base or head (a removed include still mattered).
+    reached_by = reverse_index({f"base:{n}": pair[0] for n, pair in closures.items()})
+    for path, names in reverse_index({n: pair[1] for n, pair in closures.items()}).items():
+        reached_by.setdefault(path, set()).update(names)
+    why_by_target: dict[str, set[str]] = {}
+    for path in changed & set(reached_by):
+        for name in reached_by[path]:
+            why_by_target.setdefault(name.removeprefix("base:"), set()).add(path)
+    if not why_by_target and not watched and not stale:
         return Analysis(False, "no changed file reaches any platform")
 
     analysis = Analysis(True)
     conflict_cache: dict[tuple[str, str, str], tuple[list[PinConflict], set[Any]]] = {}
     for cell in cells(targets, rules.python_versions):
         base_closure, head_closure = closures[cell.target.name]
-        files = set(base_closure.files) | set(head_closure.files)
-        why = sorted((changed & files) | set(watched))
+        why = sorted(why_by_target.get(cell.target.name, set()) | set(watched))
         if not why:
             analysis.unaffected.append(cell.label)
             continue

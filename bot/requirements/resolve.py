@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -21,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
+
+log = logging.getLogger(__name__)
 
 CACHE_NAMESPACE = "uv-resolution"
 ResolutionStatus = Literal["ok", "failed", "skipped"]
@@ -168,7 +171,7 @@ class UvResolver:
         for key, request in zip(keys, requests, strict=True):
             if key in results or key in pending:
                 continue
-            stored = self.cache.get(CACHE_NAMESPACE, key) if self.cache is not None else None
+            stored = self._cache_get(key)
             cached = Resolution.from_json(stored) if stored else None
             if cached is not None:
                 results[key] = cached
@@ -183,30 +186,48 @@ class UvResolver:
                 self.runner.invocations = before + len(pending)
             for key, resolution in done.items():
                 results[key] = resolution
-                if resolution.status != "skipped" and self.cache is not None:
-                    self.cache.put(CACHE_NAMESPACE, key, resolution.to_json())
+                if resolution.status != "skipped":
+                    self._cache_put(key, resolution)
         return [results[key] for key in keys]
+
+    # A broken cache backend costs uv runs, never the section.
+    def _cache_get(self, key: str) -> str | None:
+        if self.cache is None:
+            return None
+        try:
+            return self.cache.get(CACHE_NAMESPACE, key)
+        except Exception:  # noqa: BLE001
+            log.warning("uv-resolution cache read failed", exc_info=True)
+            return None
+
+    def _cache_put(self, key: str, resolution: Resolution) -> None:
+        if self.cache is None:
+            return
+        try:
+            self.cache.put(CACHE_NAMESPACE, key, resolution.to_json())
+        except Exception:  # noqa: BLE001
+            log.warning("uv-resolution cache write failed", exc_info=True)
 
     def _run(self, item: tuple[str, ResolutionRequest]) -> Resolution:
         key, request = item
         with self._lock:
             self.uv_runs += 1
-        run_dir = self.work_dir / "uv-runs" / key[:16]
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "requirements.in").write_text(request.requirements)
-        argv = [self.uv or uv_binary(), "pip", "compile", "requirements.in"]
-        if request.constraints:
-            (run_dir / "constraints.txt").write_text(request.constraints)
-            argv += ["-c", "constraints.txt"]
-        argv += ["--python-version", request.python_version]
-        if request.python_platform:
-            argv += ["--python-platform", request.python_platform]
-        argv += ["--no-header", "--no-annotate", *request.options]
         try:
+            run_dir = self.work_dir / "uv-runs" / key[:16]
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "requirements.in").write_text(request.requirements)
+            argv = [self.uv or uv_binary(), "pip", "compile", "requirements.in"]
+            if request.constraints:
+                (run_dir / "constraints.txt").write_text(request.constraints)
+                argv += ["-c", "constraints.txt"]
+            argv += ["--python-version", request.python_version]
+            if request.python_platform:
+                argv += ["--python-platform", request.python_platform]
+            argv += ["--no-header", "--no-annotate", *request.options]
             result = self.runner.run(
                 argv, cwd=run_dir, env=self.environment(), timeout=self.timeout
             )
-        except OSError as exc:
+        except OSError as exc:  # no uv binary, unwritable work dir: say so, do not crash
             return Resolution("skipped", f"cannot run uv: {exc}")
         if result.timed_out:
             return Resolution("skipped", f"uv timed out after {self.timeout:g}s")
