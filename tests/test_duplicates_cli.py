@@ -79,6 +79,15 @@ def test_cli_errors_are_one_line(tmp_path, capsys) -> None:
     export = _write(tmp_path / "prs.jsonl", _records())
     assert main(["duplicates", "--prs", str(export), "--pr", "99"]) == 2
     assert "no open PR #99" in capsys.readouterr().err
+    assert main(["duplicates", "--prs", str(export), "--top", "0"]) == 2
+
+
+def test_check_open_prs_missing_file_is_one_line(git_repo, tmp_path, capsys) -> None:
+    git_repo.commit({"a.py": "x = 1\n"}, "base")
+    missing = tmp_path / "nope.jsonl"
+    args = ["check", "--repo", str(git_repo.path), "--base", "HEAD", "--head", "HEAD"]
+    assert main([*args, "--open-prs", str(missing)]) == 2
+    assert "cannot read the PR export" in capsys.readouterr().err
 
 
 def _snapshot(title: str, files: list[ChangedFile], author: str = "z") -> Snapshot:

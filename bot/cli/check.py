@@ -49,9 +49,12 @@ def load_rules(args: argparse.Namespace, snapshot) -> object:
 
 def open_prs_from_file(path: str):
     """The open-PR source the duplicates check reads, built from a PR export."""
-    from bot.duplicates.export import load_index_from_export
+    from bot.duplicates.export import ExportError, load_index_from_export
 
-    return load_index_from_export(path)
+    try:
+        return load_index_from_export(path)
+    except ExportError as exc:
+        raise CliError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
