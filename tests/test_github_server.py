@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -522,6 +523,31 @@ def test_injected_delay_still_answers(server, github, repo_name):
     server.inject("GET", r"/pulls/\d+$", delay=0.05, times=2)
     repo = github.get_repo(repo_name, lazy=True)
     assert [repo.get_pull(number).title for _ in range(3)] == ["Double the output"] * 3
+
+
+def test_a_held_request_is_seen_on_arrival(server, repo_name):
+    number = open_pr(server, repo_name)["number"]
+    token = server.create_installation_token(INSTALLATION)
+    path = f"/repos/{repo_name}/pulls/{number}"
+    server.inject("GET", f"{path}$", delay=30)
+    answered = threading.Event()
+
+    def slow_request() -> None:
+        httpx.get(f"{server.url}{path}", headers={"Authorization": f"token {token}"}, timeout=60)
+        answered.set()
+
+    threading.Thread(target=slow_request, daemon=True).start()
+    assert wait_until(lambda: server.count_arrivals("GET", path) == 1)
+    assert server.count_calls("GET", path) == 0 and not answered.is_set()
+
+
+def wait_until(predicate, attempts: int = 500) -> bool:
+    """Poll a condition a bounded number of times (no wall-clock assertion)."""
+    for _ in range(attempts):
+        if predicate():
+            return True
+        threading.Event().wait(0.01)
+    return False
 
 
 # --- webhook payloads

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,9 @@ def cgi_environment(
     return env
 
 
-async def serve_git(receive: Receive, send: Send, *, env: dict[str, str]) -> int:
+async def serve_git(
+    receive: Receive, send: Send, *, env: dict[str, str], on_status: Callable[[int], None]
+) -> int:
     """Run http-backend, streaming the request body in and its reply out; returns the status."""
     proc = await asyncio.create_subprocess_exec(
         "git",
@@ -61,6 +64,7 @@ async def serve_git(receive: Receive, send: Send, *, env: dict[str, str]) -> int
     feeding = asyncio.create_task(_feed_body(receive, proc.stdin))
     errors = asyncio.create_task(proc.stderr.read())
     status, headers = await _read_cgi_headers(proc.stdout)
+    on_status(status)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     while chunk := await proc.stdout.read(65536):
         await send({"type": "http.response.body", "body": chunk, "more_body": True})

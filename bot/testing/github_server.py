@@ -88,18 +88,21 @@ class FakeGitHub:
         self.installations: dict[int, Installation] = {}
         self.repos: dict[str, FakeRepo] = {}
         self.tokens: dict[str, Token] = {}
-        self.calls: list[Call] = []
+        self.calls: list[Call] = []  # answered requests, in the order they were answered
+        self.arrivals: list[tuple[str, str]] = []  # (method, path) as requests arrive
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
         self._injections: list[_Injection] = []
         self._server: uvicorn.Server | None = None
+        self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None
 
     # --- lifecycle
     def start(self) -> FakeGitHub:
         """Serve on the bound port from a background thread; returns once it accepts requests."""
+        self._app = ServerApp(self)
         config = uvicorn.Config(
-            ServerApp(self),
+            self._app,
             lifespan="off",
             log_level="warning",
             access_log=False,
@@ -122,6 +125,8 @@ class FakeGitHub:
 
     def stop(self) -> None:
         if self._server is not None and self._thread is not None:
+            assert self._app is not None
+            self._app.release_delays()
             self._server.should_exit = True
             self._thread.join(timeout=10)
         self._server = self._thread = None
@@ -372,6 +377,7 @@ class FakeGitHub:
     def reset_calls(self) -> None:
         with self.lock:
             self.calls.clear()
+            self.arrivals.clear()
 
     def count_calls(self, method: str | None = None, path_prefix: str | None = None) -> int:
         return sum(
@@ -379,6 +385,15 @@ class FakeGitHub:
             for call in list(self.calls)
             if (method is None or call.method == method.upper())
             and (path_prefix is None or call.path.startswith(path_prefix))
+        )
+
+    def count_arrivals(self, method: str | None = None, path_prefix: str | None = None) -> int:
+        """Like count_calls, but counts requests still in flight (e.g. held by a delay)."""
+        return sum(
+            1
+            for arrived_method, arrived_path in list(self.arrivals)
+            if (method is None or arrived_method == method.upper())
+            and (path_prefix is None or arrived_path.startswith(path_prefix))
         )
 
     def comments(self, full_name: str, number: int) -> list[dict]:
@@ -437,6 +452,10 @@ class FakeGitHub:
                         self._injections.remove(injection)
                     return injection
         return None
+
+    def _arrive(self, method: str, path: str) -> None:
+        with self.lock:
+            self.arrivals.append((method, path))
 
     def _record(self, method: str, path: str, status: int, query: dict[str, str]) -> None:
         with self.lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,21 @@ class ServerApp:
     def __init__(self, gh: FakeGitHub) -> None:
         self.gh = gh
         self.api = RestApi(gh)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+
+    def release_delays(self) -> None:
+        """Cut every injected delay short (called from another thread when the server stops)."""
+        if self._loop is not None and self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
+
+    async def _delay(self, seconds: float) -> None:
+        if self._stopping is None:
+            self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -52,19 +68,24 @@ class ServerApp:
         query = dict(parse_qsl(raw_query, keep_blank_values=True))
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
+        self.gh._arrive(method, path)
         injection = self.gh._take_injection(method, path)
         if injection and not injection.after_effect:
             if injection.delay:
-                await asyncio.sleep(injection.delay)
+                await self._delay(injection.delay)
             if injection.status:
-                await _send(send, _injected_failure(injection.status))
+                # Recorded before answering, so a client that has its answer sees the call.
                 self.gh._record(method, path, injection.status, query)
+                await _send(send, _injected_failure(injection.status))
                 return
 
         git = GIT_PATH.match(path)
         if git and self.gh.repos.get(f"{git['owner']}/{git['repo'][:-4]}") is not None:
-            status = await self._serve_git(receive, send, method, path, raw_query, headers)
-            self.gh._record(method, path, status, query)
+
+            def record(status: int) -> None:
+                self.gh._record(method, path, status, query)
+
+            await self._serve_git(receive, send, method, path, raw_query, headers, record)
             return
 
         body = await _read_body(receive)
@@ -73,11 +94,11 @@ class ServerApp:
         if injection and injection.after_effect:
             # The effect has happened; now the reply is slow or lost, as after a crash.
             if injection.delay:
-                await asyncio.sleep(injection.delay)
+                await self._delay(injection.delay)
             if injection.status:
                 response = _injected_failure(injection.status)
-        await _send(send, response)
         self.gh._record(method, path, response.status, query)
+        await _send(send, response)
 
     async def _serve_git(
         self,
@@ -87,21 +108,24 @@ class ServerApp:
         path: str,
         raw_query: str,
         headers: dict[str, str],
-    ) -> int:
+        record: Callable[[int], None],
+    ) -> None:
         password = basic_password(headers.get("authorization"))
         token = self.gh.tokens.get(password or "")
         repo = self.gh.repos.get(path.split(".git", 1)[0].lstrip("/"))
         if token is None or not _live(token) or repo is None:
+            record(401)
             response = ApiResponse(401, None, {"WWW-Authenticate": 'Basic realm="GitHub"'})
             await _send(send, response)
-            return 401
+            return
         if repo.installation_id != token.installation_id:
+            record(404)
             await _send(send, ApiResponse(404, error_body("Repository not found.", 404)))
-            return 404
+            return
         env = cgi_environment(
             self.gh.root, method=method, path_info=path, query=raw_query, headers=headers
         )
-        return await serve_git(receive, send, env=env)
+        await serve_git(receive, send, env=env, on_status=record)
 
     def dispatch(self, req: ApiRequest) -> ApiResponse:
         """Route, authenticate and answer one REST request (GitHub's error shapes on failure)."""
