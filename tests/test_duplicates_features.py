@@ -12,8 +12,19 @@ from bot.duplicates.text import claimed_issues, clean_body, mentioned_numbers, t
 
 def test_tokens_split_identifiers_and_stem() -> None:
     words = tokens("Fix crashes in FlashAttention when block_size is 32")
-    assert {"crash", "flashattention", "flash", "attent", "block_size", "block"} <= set(words)
+    assert {"crash", "flashattent", "flash", "attent", "block_siz", "block"} <= set(words)
     assert "in" not in words and "32" not in words
+    # spellings people vary: acronyms, MoE, hyphenated compounds
+    assert "sdpa" in tokens("scaled_dot_product_attention")
+    assert "moe" in tokens("MoE") and "moe" in tokens("moe")
+    assert "allreduc" in tokens("all-reduce") and "allreduc" in tokens("allreduce")
+
+
+def test_stacked_series_are_recognised() -> None:
+    from bot.duplicates.text import stacked_on
+
+    assert stacked_on("Stacked on #12. Follow-up to #13, depends on org/r#14") == {12, 13, 14}
+    assert stacked_on("Duplicate of #15") == set()
 
 
 def test_claims_are_stronger_than_mentions() -> None:

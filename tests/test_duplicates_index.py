@@ -134,8 +134,9 @@ def _eval_module():
 
 def test_quality_targets_hold_on_the_labelled_set() -> None:
     result = _eval_module().run()
-    prbot, baseline = result["prbot"], result["baseline_tfidf"]
-    assert prbot["queries_with_duplicates"] >= 40 and prbot["prs_without_duplicates"] >= 40
-    assert prbot["recall"]["@1"] >= 1.15 * baseline["recall"]["@1"]
-    assert prbot["false_alert_rate"] <= 0.05
-    assert prbot["recall"]["@10"] >= prbot["recall"]["@5"] >= prbot["recall"]["@1"]
+    for variant in ("full", "text_only"):
+        prbot, baseline = result[variant]["prbot"], result[variant]["baseline_tfidf"]
+        assert prbot["queries_with_duplicates"] >= 40 and prbot["prs_without_duplicates"] >= 40
+        assert prbot["recall"]["@1"] >= 1.15 * baseline["recall"]["@1"], variant
+        assert prbot["false_alert_rate"] <= 0.05, variant
+        assert prbot["recall"]["@10"] >= prbot["recall"]["@5"] >= prbot["recall"]["@1"]

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from bot.duplicates.code import LineRange, base_ranges, code_terms, identifiers_added
 from bot.duplicates.records import FileChange, PRRecord, parse_time
-from bot.duplicates.text import claimed_issues, clean_body, clean_title, mentioned_numbers, tokens
+from bot.duplicates.text import (
+    claimed_issues,
+    clean_body,
+    clean_title,
+    mentioned_numbers,
+    stacked_on,
+    tokens,
+)
 
 if TYPE_CHECKING:
     from bot.snapshot import Snapshot
@@ -45,6 +52,8 @@ class PRFeatures:
     identifiers: dict[str, list[str]] = field(default_factory=dict)
     claimed: set[int] = field(default_factory=set)
     mentioned: set[int] = field(default_factory=set)
+    # PRs this one says it builds on: stacked work, never a duplicate.
+    stacked_on: set[int] = field(default_factory=set)
     terms: Counter[str] = field(default_factory=Counter)
     title_terms: Counter[str] = field(default_factory=Counter)
     code_terms: Counter[str] = field(default_factory=Counter)
@@ -70,6 +79,7 @@ class PRFeatures:
             "identifiers": self.identifiers,
             "claimed": sorted(self.claimed),
             "mentioned": sorted(self.mentioned),
+            "stacked_on": sorted(self.stacked_on),
             "terms": dict(self.terms),
             "title_terms": dict(self.title_terms),
             "code_terms": dict(self.code_terms),
@@ -94,6 +104,7 @@ class PRFeatures:
             identifiers={k: list(v) for k, v in (data.get("identifiers") or {}).items()},
             claimed=set(data.get("claimed") or []),
             mentioned=set(data.get("mentioned") or []),
+            stacked_on=set(data.get("stacked_on") or []),
             terms=Counter(data.get("terms") or {}),
             title_terms=Counter(data.get("title_terms") or {}),
             code_terms=Counter(data.get("code_terms") or {}),
@@ -145,6 +156,7 @@ def build_features(
         identifiers=identifiers,
         claimed=claimed,
         mentioned=mentioned_numbers(body, title) - claimed - {number},
+        stacked_on=stacked_on(body, title) - {number},
         terms=terms,
         title_terms=title_terms,
         code_terms=code_terms(files) if files else Counter(),

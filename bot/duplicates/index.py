@@ -117,6 +117,13 @@ class MemoryIndex:
     def get(self, number: int) -> PRFeatures | None:
         return self.docs.get(number)
 
+    @staticmethod
+    def _others(table: dict[str, set[int]], key: str, me: int) -> int:
+        postings = table.get(key)
+        if not postings:
+            return 0
+        return len(postings) - (me in postings)
+
     # -- queries -----------------------------------------------------------------------------
     def candidate_numbers(self, features: PRFeatures, config: ScoringConfig) -> list[int]:
         """The PRs worth scoring in full, best pre-score first."""
@@ -148,8 +155,10 @@ class MemoryIndex:
                 pre[other] += 1.5 / math.sqrt(len(postings))
 
         size = self.size
+        # Rarest terms first, counting only *other* PRs: a word no other PR uses finds nothing.
+        me = features.number
         ranked_terms = sorted(
-            (t for t in features.terms if 0 < self.term_df(t) <= limit),
+            (t for t in features.terms if 0 < self._others(self._terms, t, me) <= limit),
             key=lambda t: self.term_df(t),
         )[:TEXT_TERMS_PER_QUERY]
         for term in ranked_terms:
@@ -160,7 +169,7 @@ class MemoryIndex:
                 pre[other] += weight
 
         rare_code = sorted(
-            (t for t in features.code_terms if 0 < self.code_term_df(t) <= limit),
+            (t for t in features.code_terms if 0 < self._others(self._code_terms, t, me) <= limit),
             key=self.code_term_df,
         )[:CODE_TERMS_PER_QUERY]
         for term in rare_code:
@@ -188,7 +197,8 @@ class MemoryIndex:
             candidate = prepared.score(other)
             if not is_listed(candidate, config):
                 continue
-            if features.author and other.author.lower() == features.author.lower():
+            same_author = features.author and other.author.lower() == features.author.lower()
+            if same_author or number in features.stacked_on or features.number in other.stacked_on:
                 result.stacked.append(number)
                 continue
             scored.append(candidate)

@@ -75,22 +75,34 @@ def _is_shouting(line: str) -> bool:
 
 
 def tokens(text: str) -> list[str]:
-    """Stemmed content words; ``flash_attn_varlen`` gives itself and flash, attn, varlen."""
+    """Stemmed content words, plus the forms people spell differently.
+
+    ``flash_attn_varlen`` gives itself and flash, attn, varlen; ``scaled_dot_product_attention``
+    also gives its acronym ``sdpa``; ``MoE`` gives ``moe``; and hyphenated words give their
+    compound, so "all-reduce" meets "allreduce" and "EAGLE-3" meets "eagle3".
+    """
     out: list[str] = []
-    for word in _WORD.findall(text):
-        parts = (
-            [p.lower() for p in _CAMEL.findall(word.replace("_", " "))]
-            if ("_" in word or not word.islower())
-            else [word]
-        )
+    previous, previous_end = "", -1
+    for match in _WORD.finditer(text):
+        word = match.group(0)
         whole = word.lower()
-        if len(parts) > 1 and len(whole) > 3:
-            out.append(whole)
+        if "_" in word or not word.islower():
+            parts = [p.lower() for p in _CAMEL.findall(word.replace("_", " "))]
+        else:
+            parts = [whole]
+        if len(parts) > 1 and len(whole) >= 3:
+            out.append(_stem(whole))
+            letters = [p for p in parts if not p.isdigit()]
+            if "_" in word and len(letters) >= 3:
+                out.append("".join(p[0] for p in letters))
         for part in parts:
-            part = part.lower()
             if len(part) < 2 or part in _STOP or part.isdigit():
                 continue
             out.append(_stem(part))
+        hyphenated = previous and text[previous_end : match.start()] == "-"
+        if hyphenated and len(previous) + len(whole) <= 20:
+            out.append(_stem(previous + whole))
+        previous, previous_end = whole, match.end()
     return out
 
 
@@ -104,3 +116,18 @@ def mentioned_numbers(body: str, title: str = "") -> set[int]:
     """Every ``#N`` or issue/PR URL in the text (weaker evidence than a claim)."""
     text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
     return {int(n) for n in _MENTION.findall(text)}
+
+
+# "Stacked on #12", "depends on #12", "follow-up to #12": related work, not the same work.
+_STACKED = re.compile(
+    r"\b(?:stacked\s+on(?:\s+top\s+of)?|depends\s+on|based\s+on|builds?\s+on|"
+    r"follow(?:s|-?up)?\s+(?:up\s+)?(?:to|of|on)|split\s+(?:out\s+)?(?:of|from)|"
+    r"part\s+\d+\s+of|requires)\s*:?\s*(?:[\w.-]+/[\w.-]+)?#(\d+)",
+    re.I,
+)
+
+
+def stacked_on(body: str, title: str = "") -> set[int]:
+    """PRs this one says it builds on (stacked series, follow-ups)."""
+    text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
+    return {int(n) for n in _STACKED.findall(text)}
