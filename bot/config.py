@@ -37,6 +37,7 @@ class Settings:
     lease_seconds: float = 300.0
     max_attempts: int = 5
     poll_seconds: float = 0.5
+    github_timeout: float = 30.0
     max_body_bytes: int = MAX_BODY_BYTES
 
     @classmethod
@@ -56,6 +57,7 @@ class Settings:
             "lease_seconds": _float("PRBOT_LEASE_SECONDS", 300.0),
             "max_attempts": int(_float("PRBOT_MAX_ATTEMPTS", 5)),
             "poll_seconds": _float("PRBOT_POLL_SECONDS", 0.5),
+            "github_timeout": _float("PRBOT_GITHUB_TIMEOUT", 30.0),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -34,12 +34,14 @@ class LocalStack:
         lease_seconds: float = 30.0,
         with_worker: bool = True,
         database_url: str | None = None,
+        github_timeout: float = 30.0,
     ) -> None:
         self.root = Path(root)
         self.default_rules = default_rules
         self.dry_run = dry_run
         self.lease_seconds = lease_seconds
         self.with_worker = with_worker
+        self.github_timeout = github_timeout
         self.database_url = database_url or f"sqlite:///{self.root / 'prbot.sqlite'}"
         self.github: FakeGitHub | None = None
         self.server: ThreadedServer | None = None
@@ -65,6 +67,7 @@ class LocalStack:
             dry_run=self.dry_run,
             lease_seconds=self.lease_seconds,
             poll_seconds=0.05,
+            github_timeout=self.github_timeout,
         )
         self.service = Service.from_settings(self.settings)
         app = self.service.asgi_app(with_worker=self.with_worker)
@@ -115,6 +118,7 @@ class LocalStack:
                 "PRBOT_DEFAULT_RULES": self.default_rules,
                 "PRBOT_LEASE_SECONDS": str(self.lease_seconds),
                 "PRBOT_POLL_SECONDS": "0.05",
+                "PRBOT_GITHUB_TIMEOUT": str(self.github_timeout),
             }
         )
         return env

@@ -40,13 +40,16 @@ class GitHubApp:
         settings.require_app()
         install_github_call_counter()
         self._base_url = settings.github_api_url
+        self._timeout = int(settings.github_timeout)
         self._app_auth = Auth.AppAuth(int(settings.app_id or 0), settings.private_key())
         self._clients: dict[int, InstallationClient] = {}
         self._lock = threading.Lock()
         self._bot_login: str | None = None
 
     def _retry(self) -> GithubRetry:
-        return GithubRetry(total=5, backoff_factor=0.5)
+        # PyGithub retries POST too; a read timeout may come after GitHub already created
+        # the comment, so never resend on read errors. The job-level effect records recover.
+        return GithubRetry(total=5, backoff_factor=0.5, read=0)
 
     def bot_login(self) -> str:
         """'<slug>[bot]', the author of our comments (one GET /app per process)."""
@@ -63,7 +66,11 @@ class GitHubApp:
             if client is None:
                 auth = self._app_auth.get_installation_auth(installation_id)
                 gh = Github(
-                    auth=auth, base_url=self._base_url, retry=self._retry(), timeout=30, lazy=True
+                    auth=auth,
+                    base_url=self._base_url,
+                    retry=self._retry(),
+                    timeout=self._timeout,
+                    lazy=True,
                 )
                 client = InstallationClient(gh, auth)
                 self._clients[installation_id] = client
