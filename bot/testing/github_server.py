@@ -7,12 +7,10 @@ below, build webhook payloads for it, observe what the bot did, and inject fault
 
 from __future__ import annotations
 
-import re
 import socket
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -32,29 +30,10 @@ from bot.testing.state import (
     Token,
     now_iso,
 )
+from bot.testing.traffic import Call, Traffic
 
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
 _STARTUP_TIMEOUT = 15.0
-
-
-@dataclass(frozen=True)
-class Call:
-    """One request the server received, with the status it answered."""
-
-    method: str
-    path: str
-    status: int
-    query: dict[str, str]
-
-
-@dataclass
-class _Injection:
-    method: str
-    pattern: re.Pattern[str]
-    delay: float
-    status: int | None
-    remaining: int
-    after_effect: bool
 
 
 class FakeGitHub:
@@ -88,11 +67,10 @@ class FakeGitHub:
         self.installations: dict[int, Installation] = {}
         self.repos: dict[str, FakeRepo] = {}
         self.tokens: dict[str, Token] = {}
-        self.calls: list[Call] = []  # answered requests, in the order they were answered
-        self.arrivals: list[tuple[str, str]] = []  # (method, path) as requests arrive
+        self.traffic = Traffic()
+        self.calls: list[Call] = self.traffic.calls  # every answered request, for assertions
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
-        self._injections: list[_Injection] = []
         self._server: uvicorn.Server | None = None
         self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None
@@ -311,7 +289,7 @@ class FakeGitHub:
                 author=author,
                 is_bot=False,
                 body=body,
-                author_association=author_association or self._association(repo, author),
+                author_association=author_association or repo.association_of(author),
             )
             repo.comments[comment.id] = comment
             return self.shapes.comment(repo, comment)
@@ -375,26 +353,14 @@ class FakeGitHub:
 
     # --- observation
     def reset_calls(self) -> None:
-        with self.lock:
-            self.calls.clear()
-            self.arrivals.clear()
+        self.traffic.reset()
 
     def count_calls(self, method: str | None = None, path_prefix: str | None = None) -> int:
-        return sum(
-            1
-            for call in list(self.calls)
-            if (method is None or call.method == method.upper())
-            and (path_prefix is None or call.path.startswith(path_prefix))
-        )
+        return self.traffic.count_calls(method, path_prefix)
 
     def count_arrivals(self, method: str | None = None, path_prefix: str | None = None) -> int:
-        """Like count_calls, but counts requests still in flight (e.g. held by a delay)."""
-        return sum(
-            1
-            for arrived_method, arrived_path in list(self.arrivals)
-            if (method is None or arrived_method == method.upper())
-            and (path_prefix is None or arrived_path.startswith(path_prefix))
-        )
+        """Like count_calls, but also counts requests still in flight (held by a delay)."""
+        return self.traffic.count_arrivals(method, path_prefix)
 
     def comments(self, full_name: str, number: int) -> list[dict]:
         with self.lock:
@@ -430,36 +396,16 @@ class FakeGitHub:
         times: int = 1,
         after_effect: bool = False,
     ) -> None:
-        """Delay and/or fail (with a GitHub error body) the next `times` matching requests."""
-        with self.lock:
-            self._injections.append(
-                _Injection(
-                    method.upper(), re.compile(path_regex), delay, status, times, after_effect
-                )
-            )
+        """Delay and/or fail (with a GitHub error body) the next `times` matching requests.
+
+        after_effect=True lets the request take effect first, then delays or fails the answer.
+        """
+        self.traffic.inject(
+            method, path_regex, delay=delay, status=status, times=times, after_effect=after_effect
+        )
 
     def clear_injections(self) -> None:
-        with self.lock:
-            self._injections.clear()
-
-    # --- used by the ASGI app
-    def _take_injection(self, method: str, path: str) -> _Injection | None:
-        with self.lock:
-            for injection in self._injections:
-                if injection.method in (method, "*") and injection.pattern.search(path):
-                    injection.remaining -= 1
-                    if injection.remaining <= 0:
-                        self._injections.remove(injection)
-                    return injection
-        return None
-
-    def _arrive(self, method: str, path: str) -> None:
-        with self.lock:
-            self.arrivals.append((method, path))
-
-    def _record(self, method: str, path: str, status: int, query: dict[str, str]) -> None:
-        with self.lock:
-            self.calls.append(Call(method, path, status, query))
+        self.traffic.clear_injections()
 
     # --- helpers
     def _repo(self, full_name: str) -> FakeRepo:
@@ -476,12 +422,3 @@ class FakeGitHub:
 
     def _repos_of(self, installation_id: int) -> list[FakeRepo]:
         return [r for r in self.repos.values() if r.installation_id == installation_id]
-
-    def _association(self, repo: FakeRepo, login: str) -> str:
-        if login == repo.owner:
-            return "OWNER"
-        if repo.permissions.get(login, "none") != "none":
-            return "COLLABORATOR"
-        if any(p.author == login for p in repo.pulls.values()):
-            return "CONTRIBUTOR"
-        return "NONE"

@@ -68,14 +68,14 @@ class ServerApp:
         query = dict(parse_qsl(raw_query, keep_blank_values=True))
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
-        self.gh._arrive(method, path)
-        injection = self.gh._take_injection(method, path)
+        self.gh.traffic.arrive(method, path)
+        injection = self.gh.traffic.take_injection(method, path)
         if injection and not injection.after_effect:
             if injection.delay:
                 await self._delay(injection.delay)
             if injection.status:
                 # Recorded before answering, so a client that has its answer sees the call.
-                self.gh._record(method, path, injection.status, query)
+                self.gh.traffic.record(method, path, injection.status, query)
                 await _send(send, _injected_failure(injection.status))
                 return
 
@@ -83,7 +83,7 @@ class ServerApp:
         if git and self.gh.repos.get(f"{git['owner']}/{git['repo'][:-4]}") is not None:
 
             def record(status: int) -> None:
-                self.gh._record(method, path, status, query)
+                self.gh.traffic.record(method, path, status, query)
 
             await self._serve_git(receive, send, method, path, raw_query, headers, record)
             return
@@ -97,7 +97,7 @@ class ServerApp:
                 await self._delay(injection.delay)
             if injection.status:
                 response = _injected_failure(injection.status)
-        self.gh._record(method, path, response.status, query)
+        self.gh.traffic.record(method, path, response.status, query)
         await _send(send, response)
 
     async def _serve_git(

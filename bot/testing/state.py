@@ -127,6 +127,16 @@ class FakeRepo:
     def branch_sha(self, branch: str) -> str | None:
         return self.git.resolve(f"refs/heads/{branch}")
 
+    def association_of(self, login: str) -> str:
+        """GitHub's author_association of a user with this repository."""
+        if login == self.owner:
+            return "OWNER"
+        if self.permissions.get(login, "none") != "none":
+            return "COLLABORATOR"
+        if any(p.author == login for p in self.pulls.values()):
+            return "CONTRIBUTOR"
+        return "NONE"
+
 
 class IdSource:
     """Monotonic ids, spaced like GitHub's so ids of different kinds rarely coincide."""
