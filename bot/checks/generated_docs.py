@@ -1,0 +1,121 @@
+"""generated_docs: generated docs and files that a PR leaves out of step with their source.
+
+Built-in extractors (the attention-backend tables) are compared cell by cell; generic
+generator hooks run the repository's own command in a sandbox and compare the outputs.
+A doc is only checked when the PR touches a path that feeds it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.checks.base import Check, CheckContext, Section, Status
+from bot.gendocs.config import GeneratedDocsRules
+from bot.gendocs.doc_check import check_doc
+from bot.gendocs.hooks import run_hook
+from bot.gendocs.render import TemplateError
+from bot.snapshot import Snapshot
+
+
+def _order(finding: dict[str, Any]) -> tuple[int, int]:
+    """Strongest first: drift, then unverifiable, then notes, then in sync."""
+    errors = sum(1 for p in finding["problems"] if p["severity"] == "error")
+    if finding["cells"] or finding.get("manual_edits"):
+        rank = 0
+    elif errors:
+        rank = 1
+    elif finding["problems"]:
+        rank = 2
+    else:
+        rank = 3
+    return rank, -len(finding["cells"])
+
+
+def summarize(findings: list[dict[str, Any]]) -> tuple[Status, str]:
+    """Section status and one-line summary from the findings (shared with ``prbot docs``)."""
+    drifted = [f for f in findings if f["cells"] or f.get("manual_edits")]
+    broken = [
+        f
+        for f in findings
+        if f not in drifted and any(p["severity"] == "error" for p in f["problems"])
+    ]
+    noted = [f for f in findings if f not in drifted and f not in broken and f["problems"]]
+    if drifted:
+        parts = []
+        for f in drifted:
+            what = f"{len(f['cells'])} cells" if f["cells"] else "text edited by hand"
+            parts.append(f"{f['path']} ({what})")
+        return Status.FAIL, "out of sync: " + ", ".join(parts)
+    if broken:
+        first = next(p for p in broken[0]["problems"] if p["severity"] == "error")
+        where = f"{first['path']}:{first['line']}" if first["line"] else first["path"]
+        more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
+        message = f"could not verify {broken[0]['path']}{more}: {where}: {first['message']}"
+        return Status.WARN, message
+    if noted:
+        count = sum(len(f["problems"]) for f in noted)
+        return Status.WARN, f"{len(findings)} in sync, {count} source notes to read"
+    previews = sum(len(f.get("preview") or []) for f in findings)
+    tail = f"; {previews} generated-content changes previewed" if previews else ""
+    names = ", ".join(f["path"] for f in findings[:3])
+    more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+    return Status.PASS, f"in sync: {names}{more}{tail}"
+
+
+def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) -> Section:
+    findings: list[dict[str, Any]] = []
+    changed = snapshot.changed_paths
+    for doc in rules.docs:
+        if not snapshot.touches([*doc.feeds, doc.path, *doc.generator]):
+            continue
+        try:
+            result = check_doc(doc, snapshot.head, snapshot.base, changed_paths=changed)
+        except TemplateError as exc:
+            findings.append(_problem_finding(doc.path, str(exc)))
+            continue
+        if result is None:
+            if snapshot.base.read_text(doc.path) is not None:
+                findings.append(_problem_finding(doc.path, "the PR deletes this generated doc"))
+            continue
+        findings.append(result.to_json())
+    for hook in rules.hooks:
+        if not snapshot.touches([*hook.feeds, *hook.outputs, *hook.tooling]):
+            continue
+        for result in run_hook(
+            hook,
+            snapshot.head,
+            runner=context.runner,
+            work_dir=context.work_dir,
+            base=snapshot.base,
+            changed_paths=changed,
+            trusted=snapshot.trusted,
+        ):
+            findings.append(result.to_json())
+    if not findings:
+        return Section("generated_docs", Status.SKIP, "the PR touches no generated doc's sources")
+    findings.sort(key=_order)
+    status, summary = summarize(findings)
+    return Section("generated_docs", status, summary, findings)
+
+
+def _problem_finding(path: str, message: str) -> dict[str, Any]:
+    return {
+        "path": path,
+        "in_sync": False,
+        "cells": [],
+        "kind": "doc",
+        "problems": [{"path": path, "line": None, "severity": "error", "message": message}],
+        "notes": [],
+        "patch": "",
+        "fix_command": "",
+    }
+
+
+CHECK = Check(
+    name="generated_docs",
+    title="Generated docs",
+    run=run,
+    rules_model=GeneratedDocsRules,
+    order=30,
+    template="checks/generated_docs.md.j2",
+)

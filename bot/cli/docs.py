@@ -1,0 +1,150 @@
+"""``prbot docs``: check or regenerate the generated docs of a working directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bot import rules
+from bot.checks.generated_docs import summarize
+from bot.cli.common import CliError, progress
+from bot.gendocs.config import GeneratedDocsRules
+from bot.gendocs.doc_check import DocResult, check_doc
+from bot.gendocs.hooks import HookResult, run_hook
+from bot.gendocs.render import TemplateError
+from bot.sandbox import SandboxRunner
+from bot.snapshot import DirTree
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "docs", help="check (or rewrite) generated docs against their source"
+    )
+    parser.add_argument("--repo", required=True, help="path to the repository's working tree")
+    parser.add_argument(
+        "--rules",
+        help="rule file (default: the repo's .github/prbot.yml, else the built-in defaults)",
+    )
+    parser.add_argument(
+        "--default-rules",
+        default="default",
+        help="built-in rule set under the repo's file (default: default)",
+    )
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="exit 1 when a doc has drifted")
+    mode.add_argument("--write", action="store_true", help="rewrite drifted tables in place")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--no-hooks", action="store_true", help="skip generator hooks (they run commands)"
+    )
+    parser.set_defaults(func=run)
+
+
+def load_rules(args: argparse.Namespace, tree: DirTree) -> GeneratedDocsRules:
+    try:
+        if args.rules:
+            ruleset = rules.load_file(args.rules)
+        else:
+            ruleset = rules.for_repository(
+                tree.read_text(rules.REPO_RULES_PATH), default=args.default_rules
+            )
+    except rules.RulesError as exc:
+        raise CliError(str(exc)) from None
+    return ruleset.checks.generated_docs
+
+
+def collect(
+    tree: DirTree, doc_rules: GeneratedDocsRules, *, hooks: bool, work_dir: Path
+) -> tuple[list[DocResult], list[HookResult]]:
+    """Check every configured doc that exists in the tree, and run every hook."""
+    docs: list[DocResult] = []
+    for doc in doc_rules.docs:
+        try:
+            result = check_doc(doc, tree)
+        except TemplateError as exc:
+            raise CliError(f"{doc.path}: {exc}") from None
+        if result is not None:
+            docs.append(result)
+    outputs: list[HookResult] = []
+    if hooks and doc_rules.hooks:
+        runner = SandboxRunner()
+        for hook in doc_rules.hooks:
+            progress(f"running hook {hook.name}: {' '.join(hook.command)}")
+            outputs.extend(run_hook(hook, tree, runner=runner, work_dir=work_dir))
+    return docs, outputs
+
+
+def write_fixes(tree: DirTree, docs: list[DocResult], outputs: list[HookResult]) -> list[str]:
+    """Rewrite drifted tables and regenerated files in place; the paths written."""
+    written = []
+    for result in docs:
+        if result.mode != "committed" or result.expected_text is None:
+            continue
+        if result.errors:
+            raise CliError(f"cannot rewrite {result.path}: {result.errors[0]}")
+        if result.expected_text != result.actual_text:
+            (tree.root / result.path).write_text(result.expected_text, encoding="utf-8")
+            written.append(result.path)
+    for output in outputs:
+        if output.generated is not None and output.generated != output.committed:
+            target = tree.root / output.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(output.generated)
+            written.append(output.path)
+    return written
+
+
+def print_text(findings: list[dict[str, Any]]) -> None:
+    for finding in findings:
+        state = "in sync" if finding["in_sync"] else "OUT OF SYNC"
+        print(f"{finding['path']}: {state}")
+        for cell in finding["cells"]:
+            print(
+                f"  {cell['table']} | {cell['row']} | {cell['column']}: "
+                f"expected {cell['expected']!r}, found {cell['actual']!r}"
+            )
+        for edit in finding.get("manual_edits") or []:
+            print(f"  line {edit['line']}: edited by hand: {edit['after']!r}")
+        for problem in finding["problems"]:
+            where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]
+            print(f"  {problem['severity']}: {where}: {problem['message']}")
+        for note in finding.get("notes") or []:
+            print(f"  note: {note}")
+        if not finding["in_sync"] and finding.get("fix_command") and finding["cells"]:
+            print(f"  fix: {finding['fix_command']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.repo)
+    if not root.is_dir():
+        raise CliError(f"{root}: not a directory")
+    tree = DirTree(root)
+    doc_rules = load_rules(args, tree)
+    if not doc_rules.enabled:
+        raise CliError("the generated_docs check is disabled by the rules")
+    with tempfile.TemporaryDirectory(prefix="prbot-docs-") as work:
+        docs, outputs = collect(tree, doc_rules, hooks=not args.no_hooks, work_dir=Path(work))
+        if not docs and not outputs:
+            configured = ", ".join(d.path for d in doc_rules.docs) or "none"
+            raise CliError(f"no generated doc found in {root} (configured: {configured})")
+        if args.write:
+            written = write_fixes(tree, docs, outputs)
+            for path in written:
+                progress(f"rewrote {path}")
+            if written:  # read back what was written, so the report says what is there now
+                docs, outputs = collect(
+                    tree, doc_rules, hooks=not args.no_hooks, work_dir=Path(work)
+                )
+    findings = [r.to_json() for r in docs] + [r.to_json() for r in outputs]
+    if args.format == "json":
+        status, summary = summarize(findings)
+        report = {"status": str(status), "summary": summary, "findings": findings}
+        print(json.dumps(report, indent=2))
+    else:
+        print_text(findings)
+    sys.stdout.flush()
+    return 0 if all(f["in_sync"] for f in findings) else 1

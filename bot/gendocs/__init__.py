@@ -1,0 +1,24 @@
+"""Generated docs: tables extracted from source, compared cell by cell, rewritten in place.
+
+- :mod:`bot.gendocs.source`: Python files as syntax trees (never imported), with problems.
+- :mod:`bot.gendocs.attention_classes` / :mod:`~bot.gendocs.attention_sources` /
+  :mod:`~bot.gendocs.mla_prefill`: the attention-backend model of one revision.
+- :mod:`bot.gendocs.render`: the model through the Jinja2 table templates.
+- :mod:`bot.gendocs.tables`: Markdown tables as data, regions in a doc, cell diffs.
+- :mod:`bot.gendocs.doc_check`: one doc (committed tables or marker template) checked.
+- :mod:`bot.gendocs.hooks`: the repository's own generators, run sandboxed.
+"""
+
+from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
+from bot.gendocs.doc_check import DocResult, check_doc
+from bot.gendocs.hooks import HookResult, run_hook
+
+__all__ = [
+    "DocResult",
+    "DocRule",
+    "GeneratedDocsRules",
+    "HookResult",
+    "HookRule",
+    "check_doc",
+    "run_hook",
+]

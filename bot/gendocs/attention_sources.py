@@ -1,0 +1,336 @@
+"""The whole attention-backend model of one revision: registry, variants, priorities, prefill.
+
+Reads ``vllm/v1/attention/backends/registry.py`` and every class it names, the CUDA priority
+lists in ``vllm/platforms/cuda.py``, the MLA prefill registry and selector, and the feature
+switches that split FLASH_ATTN (FA2/FA3/FA4) and FLASHINFER (native/TRTLLM) into rows.
+Nothing is imported; every file is parsed once.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+
+from bot.gendocs.attention_classes import BackendInfo, read_backend
+from bot.gendocs.mla_prefill import PrefillInfo, prefill_backends
+from bot.gendocs.source import (
+    SourceTree,
+    attribute_names,
+    enum_members,
+    is_major_compare,
+)
+
+BACKENDS_DIR = "vllm/v1/attention/backends"
+REGISTRY = f"{BACKENDS_DIR}/registry.py"
+CUDA_PLATFORM = "vllm/platforms/cuda.py"
+FA_UTILS = f"{BACKENDS_DIR}/fa_utils.py"
+FA_INTERFACE = "vllm/vllm_flash_attn/flash_attn_interface.py"
+FLASHINFER_UTILS = "vllm/utils/flashinfer.py"
+
+DEFAULT_SKIP = ("CUSTOM", "TORCH_SDPA")
+# KV-cache dtypes only a dedicated SM100 kernel handles; the native FlashInfer row omits them.
+FLASHINFER_KERNEL_ONLY_KV = ("nvfp4",)
+FP8_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2")
+
+
+@dataclass
+class AttentionModel:
+    """Everything the attention-backend tables are rendered from."""
+
+    backends: list[BackendInfo] = field(default_factory=list)
+    # "standard_sm100", "standard_default", "mla_sm100", "mla_default" -> backend names
+    priorities: dict[str, list[str]] = field(default_factory=dict)
+    prefill: list[PrefillInfo] = field(default_factory=list)
+    flash_attn_variants: bool = False
+    flashinfer_variants: bool = False
+    # Registered backends whose class could not be read: their rows are unknown, not gone.
+    unreadable: list[str] = field(default_factory=list)
+
+
+def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP) -> AttentionModel:
+    """Read the attention-backend model of the revision behind ``source``."""
+    model = AttentionModel()
+    registry = source.parse(REGISTRY)
+    enum = source.find_class(registry, "AttentionBackendEnum") if registry else None
+    if registry is not None and enum is None:
+        source.report(REGISTRY, "class AttentionBackendEnum is not defined here")
+    members = enum_members(enum) if enum is not None else {}
+    for name, class_path in members.items():
+        if name in skip:
+            continue
+        if not isinstance(class_path, str) or "." not in class_path:
+            source.report(REGISTRY, f"backend {name}: {class_path!r} is not a class path")
+            model.unreadable.append(name)
+            continue
+        info = read_backend(source, name, class_path)
+        if info is None:
+            model.unreadable.append(name)
+        else:
+            model.backends.append(info)
+    fa = flash_attn_features(source)
+    if fa is not None:
+        model.backends = _split_flash_attn(model.backends, fa)
+        model.flash_attn_variants = True
+    trtllm_cc = flashinfer_trtllm_capability(source)
+    if trtllm_cc is not None:
+        model.backends = _split_flashinfer(model.backends, trtllm_cc)
+        model.flashinfer_variants = True
+    model.priorities = cuda_priorities(source)
+    model.prefill = prefill_backends(source)
+    return model
+
+
+# -- FLASH_ATTN versions ------------------------------------------------------------------
+
+
+def _names_flash_attn_version(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == "fa_version"
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "get_flash_attn_version"
+    )
+
+
+def flash_attn_features(source: SourceTree) -> dict[str, dict] | None:
+    """Per FA version: compute capability, fp8 KV support and sink support, from fa_utils."""
+    tree = source.parse(FA_UTILS, required=False)
+    if tree is None:
+        return None
+    fa3_fp8 = fa3_sinks = fa4_sinks = False
+    fa3_cc: str | None = None
+    fa4_cc: str | None = None
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        if function.name == "flash_attn_supports_fp8":
+            fa3_fp8 = fa3_fp8 or any(
+                isinstance(n, ast.Compare) and _is_version_call(n.left) for n in ast.walk(function)
+            )
+        elif function.name == "flash_attn_supports_sinks":
+            for versions in _compared_versions(function):
+                fa3_sinks = fa3_sinks or 3 in versions
+                fa4_sinks = fa4_sinks or 4 in versions
+        elif function.name == "get_flash_attn_version":
+            for node in ast.walk(function):
+                if isinstance(node, ast.IfExp) and isinstance(node.test, ast.BoolOp):
+                    for value in node.test.values:
+                        if is_major_compare(value):
+                            fa3_cc = f"{value.comparators[0].value}.x"
+                            break
+                if isinstance(node, ast.If):
+                    test = node.test
+                    if isinstance(test, ast.BoolOp):
+                        tests = [v for v in test.values if isinstance(v, ast.Compare)]
+                    else:
+                        tests = [test] if isinstance(test, ast.Compare) else []
+                    for compare in tests:
+                        if not is_major_compare(compare) or not isinstance(
+                            compare.comparators[0].value, int
+                        ):
+                            continue
+                        op, value = compare.ops[0], compare.comparators[0].value
+                        if isinstance(op, ast.Eq) and fa3_cc is None:
+                            fa3_cc = f"{value}.x"
+                        elif isinstance(op, ast.GtE) and fa4_cc is None:
+                            fa4_cc = f"≥{value}.0"
+    if fa4_cc is None:
+        fa4_cc = _fa4_capability_from_interface(source)
+    return {
+        "fa2": {"sink": False, "fp8": False, "cc": None},
+        "fa3": {"sink": fa3_sinks, "fp8": fa3_fp8, "cc": fa3_cc},
+        "fa4": {"sink": fa4_sinks, "fp8": False, "cc": fa4_cc},
+    }
+
+
+def _is_version_call(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "get_flash_attn_version"
+    )
+
+
+def _compared_versions(function: ast.FunctionDef) -> list[set[object]]:
+    """Versions a function compares the FA version with (``== 3``, ``in (3, 4)``)."""
+    found: list[set[object]] = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        if not _names_flash_attn_version(node.left):
+            continue
+        right = node.comparators[0]
+        if isinstance(node.ops[0], ast.Eq) and isinstance(right, ast.Constant):
+            found.append({right.value})
+        elif isinstance(node.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
+            found.append({e.value for e in right.elts if isinstance(e, ast.Constant)})
+    return found
+
+
+def _fa4_capability_from_interface(source: SourceTree) -> str | None:
+    """Fallback: the ``cc not in [9, 10, 11]`` test of ``_is_fa4_supported``."""
+    tree = source.parse(FA_INTERFACE, required=False)
+    function = source.find_function(tree, "_is_fa4_supported") if tree else None
+    if function is None:
+        return None
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.NotIn)
+            and isinstance(node.comparators[0], ast.List)
+        ):
+            caps = sorted(
+                e.value
+                for e in node.comparators[0].elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, int)
+            )
+            if caps:
+                return f"{caps[0]}.x-{caps[-1]}.x"
+    return None
+
+
+def _split_flash_attn(backends: list[BackendInfo], fa: dict[str, dict]) -> list[BackendInfo]:
+    out: list[BackendInfo] = []
+    for backend in backends:
+        if backend.name != "FLASH_ATTN":
+            out.append(backend)
+            continue
+        for order, key in enumerate(("fa2", "fa3", "fa4")):
+            row = copy.deepcopy(backend)
+            row.version, row.sort_order = f"{key.upper()}*", order
+            row.sink = fa[key]["sink"]
+            if fa[key]["cc"]:
+                row.compute_capability = fa[key]["cc"]
+            if fa[key]["fp8"]:
+                row.kv_dtypes = row.kv_dtypes + [d for d in FP8_KV_DTYPES if d not in row.kv_dtypes]
+            out.append(row)
+    return out
+
+
+# -- FLASHINFER native / TRTLLM ------------------------------------------------------------
+
+
+def flashinfer_trtllm_capability(source: SourceTree) -> str | None:
+    """The device family ``supports_trtllm_attention`` checks, as "10.x"."""
+    tree = source.parse(FLASHINFER_UTILS, required=False)
+    function = source.find_function(tree, "supports_trtllm_attention") if tree else None
+    if function is None:
+        return None
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "is_device_capability_family"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, int)
+        ):
+            return f"{node.args[0].value // 10}.x"
+    return None
+
+
+def _split_flashinfer(backends: list[BackendInfo], trtllm_cc: str) -> list[BackendInfo]:
+    out: list[BackendInfo] = []
+    for backend in backends:
+        if backend.name != "FLASHINFER":
+            out.append(backend)
+            continue
+        lowest = backend.compute_capability.replace(".x", "").split("-")[0]
+        native = copy.deepcopy(backend)
+        native.version, native.sort_order, native.sink = "Native†", 0, False
+        native.compute_capability = f"{lowest}.x-9.x"
+        native.kv_dtypes = [d for d in native.kv_dtypes if d not in FLASHINFER_KERNEL_ONLY_KV]
+        trtllm = copy.deepcopy(backend)
+        trtllm.version, trtllm.sort_order, trtllm.sink = "TRTLLM†", 1, True
+        trtllm.compute_capability = trtllm_cc
+        out.extend([native, trtllm])
+    return out
+
+
+# -- CUDA priorities -------------------------------------------------------------------------
+
+
+def cuda_priorities(source: SourceTree) -> dict[str, list[str]]:
+    """The four priority lists of ``_get_backend_priorities`` in cuda.py."""
+    tree = source.parse(CUDA_PLATFORM)
+    function = source.find_function(tree, "_get_backend_priorities") if tree else None
+    if tree is not None and function is None:
+        source.report(CUDA_PLATFORM, "function _get_backend_priorities is not defined here")
+    priorities: dict[str, list[str]] = {}
+    if function is None:
+        return priorities
+    for statement in function.body:
+        if not isinstance(statement, ast.If):
+            continue
+        if isinstance(statement.test, ast.Name) and statement.test.id == "use_mla":
+            _branch_priorities(statement.body, priorities, "mla")
+            if statement.orelse:
+                _branch_priorities(statement.orelse, priorities, "standard")
+        else:
+            _branch_priorities([statement], priorities, "standard")
+    return priorities
+
+
+def _is_blackwell_test(test: ast.expr) -> bool:
+    return (
+        is_major_compare(test)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and len(test.comparators) == 1
+        and test.comparators[0].value == 10
+    )
+
+
+def _list_assignments(statements: list[ast.stmt]) -> dict[str, list[str]]:
+    """Lists assigned to names here or one ``if`` level down (the last branch wins)."""
+    found: dict[str, list[str]] = {}
+    candidates: list[ast.stmt] = []
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            candidates.extend(statement.body)
+            candidates.extend(statement.orelse)
+        else:
+            candidates.append(statement)
+    for statement in candidates:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.List):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = attribute_names(statement.value.elts)
+    return found
+
+
+def _returned_backends(statements: list[ast.stmt]) -> list[str]:
+    variables = _list_assignments(statements)
+    for statement in statements:
+        if isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
+            names: list[str] = []
+            for element in statement.value.elts:
+                if isinstance(element, ast.Attribute):
+                    names.append(element.attr)
+                elif (
+                    isinstance(element, ast.Starred)
+                    and isinstance(element.value, ast.Name)
+                    and element.value.id in variables
+                ):
+                    names.extend(variables[element.value.id])
+            return names
+    return []
+
+
+def _branch_priorities(
+    statements: list[ast.stmt], priorities: dict[str, list[str]], prefix: str
+) -> None:
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            blackwell = _is_blackwell_test(statement.test)
+            then_key = f"{prefix}_sm100" if blackwell else f"{prefix}_default"
+            else_key = f"{prefix}_default" if blackwell else f"{prefix}_sm100"
+            if names := _returned_backends(statement.body):
+                priorities[then_key] = names
+            if names := _returned_backends(statement.orelse):
+                priorities[else_key] = names
+        elif isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
+            priorities[f"{prefix}_default"] = attribute_names(statement.value.elts)

@@ -1,0 +1,55 @@
+"""The ``checks.generated_docs`` rule block: which docs are generated, and how."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.checks.base import CheckRules
+
+DEFAULT_FIX_COMMAND = "uv run prbot docs --repo . --write"
+
+
+class DocRule(BaseModel):
+    """A doc whose tables come from a built-in extractor plus a table template."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    extractor: Literal["attention_backends"] = "attention_backends"
+    template: str = "gendocs/attention_backends.md.j2"
+    # committed: tables are in the file; markers: `--8<-- "gen:KEY"` filled at build time;
+    # auto: markers when the file has any.
+    mode: Literal["auto", "committed", "markers"] = "auto"
+    # Paths whose change makes the doc worth checking on a PR (globs, ** allowed).
+    feeds: list[str] = Field(default_factory=list)
+    # The repository's own generator: a PR that edits it may legitimately change the prose.
+    generator: list[str] = Field(default_factory=list)
+    fix_command: str = DEFAULT_FIX_COMMAND
+    # Registry entries that are not backends with a table row.
+    skip_backends: list[str] = Field(default_factory=lambda: ["CUSTOM", "TORCH_SDPA"])
+
+
+class HookRule(BaseModel):
+    """A file produced by a command of the repository's own (e.g. a pre-commit generator)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    command: list[str] = Field(min_length=1)
+    outputs: list[str] = Field(min_length=1)
+    feeds: list[str] = Field(default_factory=list)
+    # The generator's own files. A PR that changes them gets the base revision's copy
+    # unless its author is trusted.
+    tooling: list[str] = Field(default_factory=list)
+    # What the command reads; the whole tree when empty.
+    inputs: list[str] = Field(default_factory=list)
+    ok_exit_codes: list[int] = Field(default_factory=lambda: [0])
+    timeout: float = Field(default=120.0, gt=0)
+    fix_command: str | None = None
+
+
+class GeneratedDocsRules(CheckRules):
+    docs: list[DocRule] = Field(default_factory=list)
+    hooks: list[HookRule] = Field(default_factory=list)

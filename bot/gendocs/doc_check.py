@@ -1,0 +1,334 @@
+"""Checking one generated doc against its source: committed tables and marker templates.
+
+A committed doc has its tables in the file; they are compared cell by cell with the tables
+rendered from source, and ``write`` puts the rendered tables in place, touching nothing
+else. A marker doc (``--8<-- "gen:KEY"``) is filled at docs-build time; there we check
+that markers and generated blocks match, and preview what a PR changes in the content.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.gendocs.attention_sources import AttentionModel, extract
+from bot.gendocs.config import DocRule
+from bot.gendocs.render import layout, render_block, render_tables
+from bot.gendocs.source import Problem, SourceTree
+from bot.gendocs.tables import (
+    ABSENT,
+    MISSING,
+    CellDiff,
+    Region,
+    compare_tables,
+    find_region,
+    parse_text_table,
+)
+from bot.snapshot import TreeReader, path_matches
+
+MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
+
+
+@dataclass
+class Expected:
+    """What the source says, rendered: every table, plus what could not be read."""
+
+    tables: dict[str, str]
+    problems: list[Problem]
+    unreadable: list[str]
+    model: AttentionModel
+
+
+def expected_tables(rule: DocRule, tree: TreeReader, *, split_special: bool = False) -> Expected:
+    """Extract the model from ``tree`` and render every table of the rule's template."""
+    source = SourceTree(tree)
+    model = extract(source, rule.skip_backends)
+    tables = render_tables(model, rule.template, split_special=split_special)
+    return Expected(tables, source.problems, model.unreadable, model)
+
+
+@dataclass
+class DocResult:
+    """The finding for one doc (JSON: ``{path, in_sync, cells, ...}``)."""
+
+    path: str
+    mode: str
+    cells: list[CellDiff] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    actual_text: str | None = None
+    expected_text: str | None = None  # committed docs: the doc with its tables rewritten
+    manual_edits: list[dict[str, Any]] = field(default_factory=list)
+    preview: list[dict[str, str]] = field(default_factory=list)
+    generator_changed: bool = False
+    fix_command: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+    @property
+    def in_sync(self) -> bool:
+        return not self.cells and not self.errors and not self.manual_edits
+
+    def patch(self) -> str:
+        """A unified diff that brings the tables in line (empty when nothing to change)."""
+        if self.actual_text is None or self.expected_text is None:
+            return ""
+        if self.actual_text == self.expected_text:
+            return ""
+        return "".join(
+            difflib.unified_diff(
+                self.actual_text.splitlines(keepends=True),
+                self.expected_text.splitlines(keepends=True),
+                f"a/{self.path}",
+                f"b/{self.path}",
+            )
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "in_sync": self.in_sync,
+            "cells": [c.to_json() for c in self.cells],
+            "kind": "doc",
+            "mode": self.mode,
+            "problems": [p.to_json() for p in self.problems],
+            "manual_edits": self.manual_edits,
+            "preview": self.preview,
+            "generator_changed": self.generator_changed,
+            "fix_command": self.fix_command,
+            "patch": self.patch(),
+            "notes": self.notes,
+        }
+
+
+def doc_mode(rule: DocRule, text: str) -> str:
+    if rule.mode != "auto":
+        return rule.mode
+    return "markers" if MARKER.search(text) else "committed"
+
+
+def check_committed(rule: DocRule, text: str, expected: Expected) -> DocResult:
+    """Compare every table region of a committed doc with the rendered tables."""
+    result = DocResult(rule.path, "committed", actual_text=text, fix_command=rule.fix_command)
+    result.problems.extend(expected.problems)
+    lines = text.split("\n")
+    replacements: list[tuple[int, int, list[str]]] = []
+    for key, anchors in layout(rule.template).regions.items():
+        region = find_region(lines, key, anchors)
+        want = expected.tables.get(key)
+        if region.missing_anchor is not None:
+            if want is not None:
+                result.problems.append(
+                    Problem(
+                        rule.path,
+                        f"table {key}: the line {region.missing_anchor!r} it follows is gone, "
+                        "so the table cannot be placed",
+                    )
+                )
+            continue
+        replacements.extend(_compare_region(rule, region, want, expected, result))
+    for start, end, new in sorted(replacements, reverse=True):
+        lines[start:end] = new
+    result.expected_text = "\n".join(lines)
+    return result
+
+
+def _compare_region(
+    rule: DocRule, region: Region, want: str | None, expected: Expected, result: DocResult
+) -> list[tuple[int, int, list[str]]]:
+    key, table = region.key, region.table
+    if table is not None:
+        for line, problem in table.broken:
+            result.problems.append(
+                Problem(rule.path, f"table {key} is broken: {problem}", line, "warning")
+            )
+    if want is None:
+        if table is None:
+            return []
+        result.cells.append(CellDiff(key, "(table)", "(table)", ABSENT, "present", "table"))
+        return [(table.start, table.end + _blank_after(table.end, result), [])]
+    rendered = parse_text_table(want, key)
+    if table is None:
+        result.cells.append(CellDiff(key, "(table)", "(table)", "present", MISSING, "table"))
+        return [(region.anchor_line + 1, region.anchor_line + 1, ["", *want.split("\n")])]
+    diffs = compare_tables(rendered, table)
+    lines = (result.actual_text or "").split("\n")
+    # Without a blank line after it, Markdown reads the next line as one more table row.
+    glued = table.end < len(lines) and bool(lines[table.end].strip())
+    if glued:
+        diffs.append(
+            CellDiff(key, "(after table)", "(blank line)", "blank", lines[table.end], "layout")
+        )
+    # A backend whose source could not be read has an unknown row: say so once (the
+    # problem names the file) instead of calling its row stale.
+    unknown = set(expected.unreadable)
+    diffs = [d for d in diffs if d.row.split(" ")[0] not in unknown]
+    result.cells.extend(diffs)
+    if not diffs:
+        return []
+    new = want.split("\n") + ([""] if glued else [])
+    if unknown:
+        # Keep the doc's own rows for unreadable backends rather than dropping them.
+        kept = [
+            line
+            for line, label in zip(
+                result.actual_text.split("\n")[table.start + 2 : table.end],
+                table.labels(),
+                strict=False,
+            )
+            if label.split(" ")[0] in unknown
+        ]
+        new = new + kept
+    return [(table.start, table.end, new)]
+
+
+def _blank_after(end: int, result: DocResult) -> int:
+    lines = (result.actual_text or "").split("\n")
+    return 1 if end < len(lines) and not lines[end].strip() else 0
+
+
+def masked_prose(text: str, template: str) -> list[str]:
+    """The doc's lines with every table region replaced by one placeholder line."""
+    lines = text.split("\n")
+    spans = []
+    for key, anchors in layout(template).regions.items():
+        region = find_region(lines, key, anchors)
+        if region.table is not None:
+            spans.append((region.table.start, region.table.end, key))
+    for start, end, key in sorted(spans, reverse=True):
+        lines[start:end] = [f"<table {key}>"]
+    return lines
+
+
+def prose_edits(base_text: str, head_text: str, template: str) -> list[dict[str, Any]]:
+    """Lines outside the tables that differ between base and head (head line numbers)."""
+    before = masked_prose(base_text, template)
+    after = masked_prose(head_text, template)
+    edits: list[dict[str, Any]] = []
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        edits.append(
+            {
+                "line": b0 + 1,
+                "before": "\n".join(before[a0:a1]),
+                "after": "\n".join(after[b0:b1]),
+            }
+        )
+    return edits
+
+
+def check_markers(
+    rule: DocRule, text: str, head: Expected, base: Expected | None = None
+) -> DocResult:
+    """Markers against generated blocks, plus a preview of what the PR changes in them."""
+    result = DocResult(rule.path, "markers", actual_text=text, fix_command=rule.fix_command)
+    result.problems.extend(head.problems)
+    found = MARKER.findall(text)
+    blocks = layout(rule.template).blocks
+    for key in found:
+        if key not in blocks:
+            result.problems.append(
+                Problem(rule.path, f'marker --8<-- "gen:{key}" has no generated content to fill it')
+            )
+    for key in blocks:
+        content = render_block(key, head.tables, rule.template)
+        if key not in found and content and _has_rows(content):
+            result.problems.append(
+                Problem(rule.path, f'generated block {key} has no --8<-- "gen:{key}" marker')
+            )
+    if base is not None:
+        result.preview = preview_changes(base.tables, head.tables)
+    return result
+
+
+def _has_rows(content: str) -> bool:
+    table_lines = [line for line in content.split("\n") if line.startswith("|")]
+    return len(table_lines) > 2
+
+
+def preview_changes(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str]]:
+    """What changes in the generated tables between two revisions, row by row."""
+    kinds = {"missing_row": "added", "extra_row": "removed", "cell": "changed", "order": "moved"}
+    out: list[dict[str, str]] = []
+    for key in sorted(set(before) | set(after)):
+        old = parse_text_table(before[key], key) if key in before else None
+        new = parse_text_table(after[key], key) if key in after else None
+        if old is None or new is None:
+            out.append(
+                {
+                    "table": key,
+                    "row": "(table)",
+                    "column": "(table)",
+                    "before": "present" if old else ABSENT,
+                    "after": "present" if new else ABSENT,
+                    "change": "added" if new else "removed",
+                }
+            )
+            continue
+        for diff in compare_tables(new, old):
+            out.append(
+                {
+                    "table": key,
+                    "row": diff.row,
+                    "column": diff.column,
+                    "before": diff.actual,
+                    "after": diff.expected,
+                    "change": kinds.get(diff.kind, diff.kind),
+                }
+            )
+    return out
+
+
+def check_doc(
+    rule: DocRule,
+    head: TreeReader,
+    base: TreeReader | None = None,
+    *,
+    changed_paths: list[str] | None = None,
+) -> DocResult | None:
+    """The finding for one doc at ``head`` (None when the doc does not exist there).
+
+    With ``base`` (a PR), prose edited outside the tables without touching the generator
+    is reported, and marker docs get a preview of the PR's changes to the content.
+    """
+    text = head.read_text(rule.path)
+    if text is None:
+        return None
+    mode = doc_mode(rule, text)
+    generator_changed = bool(
+        changed_paths and any(path_matches(p, g) for p in changed_paths for g in rule.generator)
+    )
+    if mode == "markers":
+        head_expected = expected_tables(rule, head, split_special=True)
+        base_expected = (
+            expected_tables(rule, base, split_special=True) if base is not None else None
+        )
+        result = check_markers(rule, text, head_expected, base_expected)
+    else:
+        result = check_committed(rule, text, expected_tables(rule, head))
+        base_text = base.read_text(rule.path) if base is not None else None
+        if base_text is not None and base_text != text and doc_mode(rule, base_text) == mode:
+            edits = prose_edits(base_text, text, rule.template)
+            if edits and not generator_changed:
+                result.manual_edits = edits
+            elif edits:
+                result.notes.append(
+                    "the PR edits the text around the tables and also changes the generator"
+                )
+    result.generator_changed = generator_changed
+    if generator_changed:
+        result.notes.append(
+            "the PR changes the doc's generator; the tables are checked with prbot's own "
+            "extractor, which follows the released generator's rules"
+        )
+    return result

@@ -1,0 +1,183 @@
+"""Generic generator hooks: run a repository's own generator in a sandbox, compare outputs.
+
+The command runs in a temporary copy of the head tree, with the *base* revision's copy of
+the generator unless the PR's author is trusted (a PR must not get its own code run just
+by editing the generator). The runner (``bot.sandbox.SandboxRunner``) scrubs the
+environment and applies the timeout and the CPU and memory limits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.gendocs.config import HookRule
+from bot.gendocs.source import Problem
+from bot.gendocs.tables import MISSING, CellDiff
+from bot.snapshot import TreeReader, path_matches
+
+# Line differences shown per output; the patch carries all of them.
+MAX_LINE_CELLS = 20
+_counter = itertools.count()
+
+
+@dataclass
+class HookResult:
+    """The finding for one generated file (JSON: ``{path, in_sync, cells, ...}``)."""
+
+    hook: str
+    path: str
+    command: list[str]
+    cells: list[CellDiff] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    committed: bytes | None = None
+    generated: bytes | None = None
+    generator_changed: bool = False
+    ran_generator_from: str = "head"
+    fix_command: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+    @property
+    def in_sync(self) -> bool:
+        return not self.cells and not self.errors
+
+    def patch(self) -> str:
+        if self.generated is None or self.generated == self.committed:
+            return ""
+        old = (self.committed or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        new = self.generated.decode("utf-8", "replace").splitlines(keepends=True)
+        return "".join(difflib.unified_diff(old, new, f"a/{self.path}", f"b/{self.path}"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "in_sync": self.in_sync,
+            "cells": [c.to_json() for c in self.cells],
+            "kind": "hook",
+            "hook": self.hook,
+            "command": self.command,
+            "problems": [p.to_json() for p in self.problems],
+            "generator_changed": self.generator_changed,
+            "ran_generator_from": self.ran_generator_from,
+            "fix_command": self.fix_command,
+            "patch": self.patch(),
+            "notes": self.notes,
+        }
+
+
+def line_cells(path: str, committed: bytes | None, generated: bytes) -> list[CellDiff]:
+    """Changed lines of a generated file, as cells (table: the file, row: the line)."""
+    old = (committed or b"").decode("utf-8", "replace").splitlines()
+    new = generated.decode("utf-8", "replace").splitlines()
+    if committed is None:
+        return [CellDiff(path, "(file)", "(file)", "present", MISSING, "missing_row")]
+    cells: list[CellDiff] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        for offset in range(max(a1 - a0, b1 - b0)):
+            actual = old[a0 + offset] if a0 + offset < a1 else MISSING
+            expected = new[b0 + offset] if b0 + offset < b1 else "(none)"
+            cells.append(CellDiff(path, f"line {a0 + offset + 1}", "line", expected, actual))
+            if len(cells) >= MAX_LINE_CELLS:
+                return cells
+    return cells
+
+
+def run_hook(
+    hook: HookRule,
+    head: TreeReader,
+    *,
+    runner: Any,
+    work_dir: Path,
+    base: TreeReader | None = None,
+    changed_paths: list[str] | None = None,
+    trusted: bool = True,
+) -> list[HookResult]:
+    """Run one hook against ``head`` and compare each output with the committed file."""
+    changed = changed_paths or []
+    generator_changed = any(path_matches(p, t) for p in changed for t in hook.tooling)
+    results = [
+        HookResult(
+            hook.name,
+            output,
+            list(hook.command),
+            generator_changed=generator_changed,
+            fix_command=hook.fix_command or " ".join(hook.command),
+            committed=head.read_bytes(output),
+        )
+        for output in hook.outputs
+    ]
+    if runner is None:
+        for result in results:
+            result.problems.append(
+                Problem(result.path, f"hook {hook.name} was not run: no sandbox runner")
+            )
+        return results
+    use_base_tooling = base is not None and generator_changed and not trusted
+    tree = work_dir / f"hook-{_safe_name(hook.name)}-{next(_counter)}"
+    wanted = [*hook.inputs, *hook.tooling, *hook.outputs] if hook.inputs else None
+    head.export(tree, wanted)
+    if use_base_tooling:
+        for path in hook.tooling:
+            _remove(tree, path)
+        base.export(tree, list(hook.tooling))
+    for result in results:
+        if generator_changed:
+            result.ran_generator_from = "base" if use_base_tooling else "head"
+            result.notes.append(
+                "the PR changes this generator; "
+                + (
+                    "ran the base revision's generator (the author is not trusted)"
+                    if use_base_tooling
+                    else "ran the PR's generator (the author is trusted)"
+                )
+            )
+    run = runner.run(list(hook.command), cwd=tree, timeout=hook.timeout)
+    failure = None
+    if run.timed_out:
+        failure = f"hook {hook.name} timed out after {hook.timeout:g}s"
+    elif run.returncode not in hook.ok_exit_codes:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        failure = f"hook {hook.name} exited with {run.returncode}" + (
+            f": {' / '.join(tail)}" if tail else ""
+        )
+    for result in results:
+        if failure:
+            result.problems.append(Problem(result.path, failure))
+            continue
+        target = tree / result.path
+        if not target.is_file():
+            result.problems.append(
+                Problem(result.path, f"hook {hook.name} ran but did not produce this file")
+            )
+            continue
+        result.generated = target.read_bytes()
+        if result.generated != result.committed:
+            result.cells = line_cells(result.path, result.committed, result.generated)
+    return results
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "hook"
+
+
+def _remove(root: Path, rel: str) -> None:
+    target = root / rel
+    if target.is_dir():
+        shutil.rmtree(target)
+    elif target.exists():
+        target.unlink()

@@ -1,0 +1,143 @@
+"""The MLA prefill table: the prefill registry, its Blackwell priority order, each class.
+
+MLA models prefill and decode with different backends; prefill backends have their own
+registry (``vllm/v1/attention/backends/mla/prefill/registry.py``) and selector.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from bot.gendocs.attention_classes import DTYPE_SHORT
+from bot.gendocs.source import (
+    SourceTree,
+    attribute_names,
+    class_method,
+    class_path_file,
+    enum_members,
+    is_major_compare,
+)
+
+PREFILL_DIR = "vllm/v1/attention/backends/mla/prefill"
+PREFILL_REGISTRY = f"{PREFILL_DIR}/registry.py"
+PREFILL_SELECTOR = f"{PREFILL_DIR}/selector.py"
+# Prefill backends whose description the code does not carry (as vLLM's generator has them).
+PREFILL_DESCRIPTIONS = {
+    "TRTLLM_RAGGED": "TensorRT-LLM ragged attention",
+    "FLASHINFER": "FlashInfer CUTLASS backend",
+    "FLASH_ATTN": "FlashAttention varlen (FA2/FA3/FA4)",
+}
+
+
+@dataclass
+class PrefillInfo:
+    name: str
+    description: str
+    dtypes: list[str]
+    compute_capability: str
+    notes: str
+    default_on_blackwell: bool = False
+
+
+def prefill_priorities(source: SourceTree) -> dict[str, list[str]]:
+    tree = source.parse(PREFILL_SELECTOR, required=False)
+    function = source.find_function(tree, "_get_mla_prefill_backend_priorities") if tree else None
+    found: dict[str, list[str]] = {}
+    if function is None:
+        return found
+    for node in ast.walk(function):
+        if not isinstance(node, ast.If):
+            continue
+        blackwell = is_major_compare(node.test) and node.test.comparators[0].value == 10
+        for statement in node.body:
+            if isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
+                found["blackwell" if blackwell else "default"] = attribute_names(
+                    statement.value.elts
+                )
+        for statement in node.orelse:
+            if isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
+                found["default"] = attribute_names(statement.value.elts)
+    return found
+
+
+def prefill_backends(source: SourceTree) -> list[PrefillInfo]:
+    """Rows of the MLA prefill table, in Blackwell priority order."""
+    tree = source.parse(PREFILL_REGISTRY, required=False)
+    enum = source.find_class(tree, "MLAPrefillBackendEnum") if tree else None
+    if enum is None:
+        return []
+    registry = enum_members(enum)
+    if not registry:
+        return []
+    priorities = prefill_priorities(source)
+    order = priorities.get("blackwell", list(registry))
+    rows: list[PrefillInfo] = []
+    for name in order:
+        if name not in registry:
+            continue
+        row = _prefill_row(source, name, registry[name])
+        if row is None:
+            continue
+        row.default_on_blackwell = name == order[0] and bool(priorities.get("blackwell"))
+        rows.append(row)
+    return rows
+
+
+def _prefill_row(source: SourceTree, name: str, class_path: str) -> PrefillInfo | None:
+    path, class_name = class_path_file(class_path)
+    tree = source.parse(path, required=False)
+    if tree is None:
+        if not source.exists(path):
+            source.report(
+                PREFILL_REGISTRY,
+                f"prefill backend {name} points to {class_path}, but {path} does not exist",
+            )
+        return None
+    node = source.find_class(tree, class_name)
+    if node is None:
+        source.report(path, f"prefill backend {name}: class {class_name} is not defined here")
+        return None
+    requires_r1 = False
+    dtypes = ["fp16", "bf16"]
+    for item in node.body:
+        if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant):
+            if any(
+                isinstance(t, ast.Name) and t.id == "requires_r1_mla_dimensions"
+                for t in item.targets
+            ):
+                requires_r1 = bool(item.value.value)
+        if (
+            isinstance(item, ast.AnnAssign)
+            and isinstance(item.target, ast.Name)
+            and item.target.id == "supported_dtypes"
+            and isinstance(item.value, ast.List)
+        ):
+            listed = [DTYPE_SHORT.get(name, name) for name in attribute_names(item.value.elts)]
+            if listed:
+                dtypes = listed
+    display = name
+    get_name = class_method(node, "get_name")
+    if get_name is not None:
+        for n in ast.walk(get_name):
+            if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant):
+                display = n.value.value
+    compute_capability = "Any"
+    method = class_method(node, "supports_compute_capability")
+    if method is not None:
+        for n in ast.walk(method):
+            if is_major_compare(n):
+                compute_capability = f"{n.comparators[0].value}.x"
+    if requires_r1:
+        notes = "DeepSeek R1 dims only"
+    elif name == "FLASH_ATTN":
+        notes = "FA4 on SM100+, FA3 on SM90, FA2 otherwise"
+    else:
+        notes = ""
+    return PrefillInfo(
+        name=str(display),
+        description=PREFILL_DESCRIPTIONS.get(name, ""),
+        dtypes=dtypes,
+        compute_capability=compute_capability,
+        notes=notes,
+    )
