@@ -40,6 +40,10 @@ class Scores:
     false_alerts: float
     queries: int
     negatives: int
+    # Share of PRs with a duplicate whose true duplicate is flagged likely_duplicate.
+    alert_recall: float = 0.0
+    # score bucket -> [candidates listed, of which true duplicates]
+    calibration: dict[str, list[int]] | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -47,6 +51,8 @@ class Scores:
             "false_alert_rate": round(self.false_alerts, 3),
             "queries_with_duplicates": self.queries,
             "prs_without_duplicates": self.negatives,
+            "alert_recall": round(self.alert_recall, 3),
+            "calibration": self.calibration or {},
         }
 
 
@@ -67,7 +73,8 @@ def _metrics(
 
 def evaluate_prbot(records: list, truth: dict[int, set[int]], config: ScoringConfig) -> Scores:
     index = index_from_records(records)
-    rankings, alerts = {}, {}
+    rankings, alerts, flagged = {}, {}, 0
+    buckets: dict[str, list[int]] = {}
     for number in truth:
         features = index.get(number)
         if features is None:
@@ -75,7 +82,18 @@ def evaluate_prbot(records: list, truth: dict[int, set[int]], config: ScoringCon
         result = index.query(features, config, top=max(KS))
         rankings[number] = [c.number for c in result.candidates]
         alerts[number] = any(c.tier == LIKELY_DUPLICATE for c in result.candidates)
-    return _metrics(rankings, alerts, truth)
+        flagged += any(
+            c.tier == LIKELY_DUPLICATE and c.number in truth[number] for c in result.candidates
+        )
+        for c in result.candidates:
+            low = min(int(c.score * 5), 4) / 5
+            bucket = buckets.setdefault(f"{low:.1f}-{low + 0.2:.1f}", [0, 0])
+            bucket[0] += 1
+            bucket[1] += c.number in truth[number]
+    scores = _metrics(rankings, alerts, truth)
+    scores.alert_recall = flagged / scores.queries if scores.queries else 0.0
+    scores.calibration = dict(sorted(buckets.items()))
+    return scores
 
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -169,6 +187,18 @@ def markdown(result: dict[str, object]) -> str:
                 f"| {label} | {name} | {r['@1']:.3f} | {r['@5']:.3f} | {r['@10']:.3f} | "
                 f"{s['false_alert_rate']:.1%} |"
             )
+    lines += [
+        "",
+        f"Likely duplicates flagged: {p['alert_recall']:.0%} of the PRs that have one (full "
+        f"records), {result['text_only']['prbot']['alert_recall']:.0%} text only.",
+        "",
+        "Calibration (full records, every listed candidate): share of true duplicates by score.",
+        "",
+        "| score | candidates | true duplicates |",
+        "| --- | ---: | ---: |",
+    ]
+    for bucket, (listed, true) in p["calibration"].items():
+        lines.append(f"| {bucket} | {listed} | {true / listed:.0%} |")
     lines += [
         "",
         f"recall@1 ratio prbot / baseline: **{full['recall_at_1_ratio']}×** on full records, "

@@ -62,6 +62,11 @@ class PRFeatures:
     def has_files(self) -> bool:
         return bool(self.files)
 
+    @property
+    def has_patches(self) -> bool:
+        """Whether line ranges are known (GraphQL-reconciled rows and some exports lack them)."""
+        return any(f.ranges for f in (self.files or {}).values())
+
     def to_json(self) -> dict[str, Any]:
         return {
             "number": self.number,

@@ -25,7 +25,7 @@ OVERLAP = "overlap"
 # Logistic weights. Text-only pairs (no file data on one side) use the text weights with a
 # smaller intercept: absent code is no evidence against the pair.
 INTERCEPT_WITH_CODE = -5.0
-INTERCEPT_TEXT_ONLY = -3.9
+INTERCEPT_TEXT_ONLY = -3.8
 WEIGHTS = {
     "claimed_issue": 3.6,
     "direct_link": 2.4,
@@ -226,6 +226,8 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     code_known = a.has_files and other.has_files
     if code_known:
         _code_signals(query, other, signals, evidence)
+        if not (a.has_patches and other.has_patches):
+            signals["paths_only"] = 1.0
 
     days = _days_apart(a, other)
     signals["closeness"] = 0.5 if days is None else math.exp(-days / 30)
@@ -359,6 +361,8 @@ def same_goal(signals: dict[str, float]) -> bool:
         return text >= 0.35
     if signals.get("distinct_identifiers"):
         return text >= 0.6
+    if signals.get("paths_only"):  # no diff to compare: wording plus the same files
+        return text >= 0.5 or (text >= 0.35 and signals.get("containment", 0) >= 0.5)
     # With code on both sides, similar wording must be backed by similar code.
     code_agrees = signals.get("code_text", 0) >= 0.3 or signals.get("hunks", 0) >= 1.0
     return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees)
