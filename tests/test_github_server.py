@@ -8,11 +8,13 @@ import json
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 from github import (
     Auth,
@@ -25,7 +27,9 @@ from github import (
 
 from bot.gitrepo import auth_env
 from bot.testing import FakeGitHub
-from bot.testing.auth import generate_private_key_pem
+from bot.testing.auth import AuthError, generate_private_key_pem, verify_app_jwt
+from bot.testing.bare_repo import BareRepo
+from bot.testing.rest_core import ApiRequest, paginate
 
 INSTALLATION = 7
 OTHER_INSTALLATION = 8
@@ -620,3 +624,49 @@ def test_shared_fixture_serves_a_fresh_server(github_server):
         f"{github_server.url}/repos/acme/solo", headers={"Authorization": f"token {token}"}
     )
     assert response.json()["clone_url"] == github_server.git_url("acme/solo")
+
+
+# --- the pieces underneath, without HTTP
+def test_app_jwt_checks_issuer_lifetime_and_expiry(server):
+    now = int(time.time())
+
+    def token(**claims: Any) -> str:
+        body = {"iat": now - 30, "exp": now + 300, "iss": str(server.app_id), **claims}
+        return jwt.encode(body, server.private_key_pem, algorithm="RS256")
+
+    verify_app_jwt(token(), server.public_key_pem, server.app_id)
+    refused = [
+        token(iss="999"),
+        token(exp=now + 3600),  # GitHub caps app JWTs at ten minutes
+        token(iat=now - 1200, exp=now - 900),  # expired
+        token(iat=now + 600, exp=now + 900),  # issued in the future
+        "not.a.jwt",
+    ]
+    for bad in refused:
+        with pytest.raises(AuthError):
+            verify_app_jwt(bad, server.public_key_pem, server.app_id)
+
+
+def test_binary_files_are_listed_without_a_patch(tmp_path):
+    repo = BareRepo(tmp_path / "bin.git")
+    repo.init("main")
+    base = repo.commit_files("main", {"a.txt": "a\n"}, message="base", author="x", parent=None)
+    head = repo.commit_files(
+        "topic", {"blob.bin": "\0\1\2binary", "a.txt": "b\n"}, message="m", author="x", parent=base
+    )
+    entries = {e.filename: e for e in repo.diff(base, head)}
+    assert entries["blob.bin"].patch is None and entries["blob.bin"].status == "added"
+    assert entries["a.txt"].patch == "@@ -1 +1 @@\n-a\n+b"
+
+
+def test_pagination_links_name_every_neighbour():
+    request = ApiRequest("GET", "/repos/o/r/pulls", {"state": "open", "page": "2"}, {}, b"")
+    chunk, headers = paginate("http://127.0.0.1:9", request, list(range(70)))
+    assert chunk == list(range(30, 60))
+    links = dict(
+        (rel.split('"')[1], url.strip(" <>"))
+        for url, rel in (part.split(";") for part in headers["Link"].split(","))
+    )
+    assert set(links) == {"prev", "next", "last", "first"}
+    assert links["next"] == "http://127.0.0.1:9/repos/o/r/pulls?state=open&page=3&per_page=30"
+    assert links["last"].endswith("page=3&per_page=30")
