@@ -323,3 +323,18 @@ def test_rendered_section_is_one_table_with_escaped_details(tmp_path, vllm_like,
     assert "<details><summary>`cuda` / x86\\_64" in text
     assert "`requirements/cuda.txt:9`" in text
     assert CHECK.title in text
+
+
+def test_failure_already_present_at_base_is_a_warning(tmp_path, make_repo, wheels):
+    repo = make_repo("broken")
+    broken = {**LAYOUT, "requirements/rocm.txt": "-r common.txt\nrocm-tools==2.0\n"}
+    base = repo.commit(broken)
+    head = repo.commit({"requirements/rocm.txt": "-r common.txt\nrocm-tools==2.0\nbeta\n"})
+    runner = SandboxRunner(timeout=60)
+    context = context_for(tmp_path, runner)
+    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context)
+    (finding,) = section.findings
+    assert finding["resolution"] == "failed" and finding["failing_at_base"]
+    assert "already failing at base" in finding["detail"]
+    assert section.status == Status.WARN
+    assert runner.invocations == 2  # head, then base

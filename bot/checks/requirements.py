@@ -30,6 +30,7 @@ def row_finding(row: Row) -> dict[str, Any]:
         "python": row.cell.python,
         "why": row.why,
         "cached": bool(resolution and resolution.cached),
+        "failing_at_base": row.failing_at_base,
         "added_from": [_origin(e) for e in row.diff.added],
         "removed_from": [_origin(e) for e in row.diff.removed],
         "problems": [
@@ -83,7 +84,9 @@ def orphan_finding(item: StaleCompiled) -> dict[str, Any]:
 
 def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
     rows = analysis.rows
-    failed = [r for r in rows if r.resolution and r.resolution.status == "failed"]
+    failing = [r for r in rows if r.resolution and r.resolution.status == "failed"]
+    failed = [r for r in failing if not r.failing_at_base]
+    inherited = [r for r in failing if r.failing_at_base]
     broken = [r for r in rows if r.new_problems]
     conflicts = {c.key() for r in rows for c, new in r.conflicts if new}
     stale = {s.path for r in rows for s in r.compiled} | {s.path for s in analysis.orphan_compiled}
@@ -93,6 +96,8 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
         parts.append(f"{changed} with package changes")
     if failed:
         parts.append("does not resolve on " + ", ".join(_labels(failed)))
+    if inherited:
+        parts.append("already failing at base on " + ", ".join(_labels(inherited)))
     if broken:
         problems = {p.location() for r in broken for p in r.new_problems}
         parts.append(f"{len(problems)} error(s) in requirement files")
@@ -112,7 +117,7 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
         parts.append(f"not resolved on {len(unresolved)} ({reason})")
     if failed or broken:
         status = Status.FAIL
-    elif conflicts or stale:
+    elif conflicts or stale or inherited:
         status = Status.WARN
     else:
         status = Status.PASS

@@ -13,7 +13,6 @@ from bot.requirements.config import RequirementsRules
 from bot.requirements.consistency import PinConflict, pin_conflicts
 from bot.requirements.effective import (
     SetDiff,
-    applies,
     diff_sets,
     effective_set,
     marker_environment,
@@ -21,12 +20,10 @@ from bot.requirements.effective import (
 from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Cell, Target, build_targets, cells
 from bot.requirements.parser import Problem
-from bot.requirements.resolve import Resolution, ResolutionRequest, UvResolver, uv_binary
+from bot.requirements.resolve import Resolution, UvResolver, uv_binary
+from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
 from bot.snapshot import Snapshot, path_matches
 
-# Option lines uv honours inside a requirements file; the rest are pip-only.
-_PASSED_OPTIONS = {"index-url", "extra-index-url", "find-links", "no-index", "no-binary"}
-_PASSED_OPTIONS |= {"only-binary"}
 _REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
 
 
@@ -58,6 +55,8 @@ class Row:
     conflicts: list[tuple[PinConflict, bool]] = field(default_factory=list)  # (conflict, new)
     compiled: list[StaleCompiled] = field(default_factory=list)
     resolution: Resolution | None = None
+    # True when the base already failed the same way: not this PR's doing.
+    failing_at_base: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -149,7 +148,7 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         analysis.rows.append(row)
 
     _attach_compiled(analysis, stale, targets)
-    _resolve(analysis, closures, rules, context)
+    analysis.uv_runs = resolve_rows(analysis.rows, closures, rules, context)
     if rules.rerun_compiled and context.runner is not None:
         for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
             if item.rerun == "not run":
@@ -210,83 +209,11 @@ def _attach_compiled(
             analysis.orphan_compiled.append(item)
 
 
-def _flatten(closure: Closure, env: dict[str, str]) -> tuple[str, str, list[str]]:
-    """(requirements text, constraints text, skipped local paths) for one environment."""
-    lines: list[str] = []
-    skipped: list[str] = []
-    for option in closure.options:
-        if option.option in _PASSED_OPTIONS and option.text not in lines:
-            lines.append(option.text)
-    for line in closure.requirements:
-        if not applies(line, env):
-            continue
-        if line.is_local:
-            skipped.append(line.text)
-            continue
-        text = f"-e {line.text}" if line.editable else line.text
-        if text not in lines:
-            lines.append(text)
-    constraints = []
-    for line in closure.constraints:
-        if applies(line, env) and not line.is_local and line.text not in constraints:
-            constraints.append(line.text)
-    return "\n".join(lines) + "\n", ("\n".join(constraints) + "\n") if constraints else "", skipped
-
-
-def _resolve(
-    analysis: Analysis,
-    closures: dict[str, tuple[Closure, Closure]],
-    rules: RequirementsRules,
-    context: Any,
-) -> None:
-    pending: list[tuple[Row, ResolutionRequest]] = []
-    for row in analysis.rows:
-        target, arch = row.cell.target, row.cell.arch
-        platform, known = target.python_platform(arch)
-        if not (rules.resolve and target.rules.resolve):
-            row.resolution = Resolution("skipped", "resolution disabled by rules")
-        elif row.problems:
-            row.resolution = Resolution("skipped", "requirement files have errors (see above)")
-        elif not known:
-            row.resolution = Resolution("skipped", f"uv has no --python-platform for {arch}")
-        else:
-            env = marker_environment(arch, row.cell.python)
-            requirements, constraints, local = _flatten(closures[target.name][1], env)
-            if local:
-                row.notes.append(f"not resolved (local paths): {', '.join(local)}")
-            options = tuple(rules.uv_options + target.rules.uv_options)
-            request = ResolutionRequest(
-                requirements, constraints, row.cell.python, platform, options
-            )
-            pending.append((row, request))
-    if not pending:
-        return
-    resolver = UvResolver(
-        context.runner,
-        context.cache,
-        context.work_dir,
-        timeout=rules.uv_timeout_seconds,
-        http_timeout=rules.uv_http_timeout_seconds,
-        max_parallel=rules.max_parallel,
-        cache_dir=_uv_cache_dir(context),
-    )
-    results = resolver.resolve_all([request for _, request in pending])
-    for (row, _), result in zip(pending, results, strict=True):
-        row.resolution = result
-    analysis.uv_runs = resolver.uv_runs
-
-
-def _uv_cache_dir(context: Any) -> Any:
-    """A persistent uv cache the server may hand in (``extras["uv_cache_dir"]``)."""
-    extras = getattr(context, "extras", None) or {}
-    return extras.get("uv_cache_dir")
-
-
 def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, context: Any) -> None:
     if item.compiled is None:
         return
     compiled = item.compiled
-    resolver = UvResolver(context.runner, None, context.work_dir, cache_dir=_uv_cache_dir(context))
+    resolver = UvResolver(context.runner, None, context.work_dir, cache_dir=uv_cache_dir(context))
     item.rerun, item.rerun_detail = rerun_compiled(
         compiled,
         snapshot.head,

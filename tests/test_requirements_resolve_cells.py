@@ -1,0 +1,47 @@
+from pathlib import Path
+
+from bot.requirements.effective import marker_environment
+from bot.requirements.graph import RequirementTree
+from bot.requirements.resolve_cells import flatten, uv_cache_dir
+from bot.snapshot import DirTree
+
+
+def closure(tmp_path: Path, files: dict[str, str], entry: str, constraints=()):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return RequirementTree(DirTree(tmp_path)).closure([entry], constraints)
+
+
+def test_flatten_keeps_matching_lines_index_options_and_constraints(tmp_path):
+    found = closure(
+        tmp_path,
+        {
+            "common.txt": "alpha>=1\n",
+            "cpu.txt": "--extra-index-url https://download.example/whl/cpu\n"
+            "--find-links ./local-wheels\n-r common.txt\n-e .\n"
+            'torch==2.0+cpu; platform_machine == "x86_64"\n'
+            'torch==2.0; platform_machine == "ppc64le"\nalpha>=1\n',
+            "pins.txt": "alpha==1.5\n",
+        },
+        "cpu.txt",
+        ["pins.txt"],
+    )
+    requirements, constraints, skipped = flatten(found, marker_environment("x86_64", "3.12"))
+    assert requirements.splitlines() == [
+        "--extra-index-url https://download.example/whl/cpu",
+        'torch==2.0+cpu; platform_machine == "x86_64"',
+        "alpha>=1",  # once, though two files ask for it
+    ]
+    assert constraints == "alpha==1.5\n"
+    assert skipped == ["--find-links ./local-wheels", "."]
+    ppc, _, _ = flatten(found, marker_environment("ppc64le", "3.12"))
+    assert 'torch==2.0; platform_machine == "ppc64le"' in ppc.splitlines()
+
+
+def test_uv_cache_dir_comes_from_context_extras():
+    class Context:
+        extras = {"uv_cache_dir": "/var/cache/prbot/uv"}
+
+    assert uv_cache_dir(Context()) == "/var/cache/prbot/uv"
+    assert uv_cache_dir(object()) is None
