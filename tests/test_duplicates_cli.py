@@ -177,3 +177,36 @@ def test_prbot_check_audits_against_an_export(git_repo, tmp_path, capsys) -> Non
     report = json.loads(capsys.readouterr().out)
     (section,) = [s for s in report["sections"] if s["check"] == "duplicates"]
     assert {f["number"] for f in section["findings"]} >= {1, 2}
+
+
+def test_bad_records_are_named_and_the_run_goes_on(tmp_path, capsys) -> None:
+    many = [{"path": f"vllm/gen/f{i}.py", "additions": 1, "deletions": 0} for i in range(3_000)]
+    export = _write(
+        tmp_path / "prs.jsonl",
+        [
+            *_records(),
+            {"number": 20, "title": "Mass rename", "files": many},
+            {"number": 21, "title": "Huge body", "body": "word " * 100_000},
+            {"number": 22, "title": "Logo", "files": [{"path": "a.png", "patch": "\x00\x89PNG"}]},
+            {"number": 23, "title": 42, "files": "not a list"},
+            [1, 2],
+        ],
+    )
+    assert main(["duplicates", "--prs", str(export), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert {r["number"] for r in json.loads(out)["results"]} >= {1, 2, 20, 21, 22, 23}
+    assert "prs.jsonl:6 (#20): 3,000 changed files" in err
+    assert "prs.jsonl:7 (#21): body has 500,000 characters" in err
+    assert "prs.jsonl:9 (#23): title is int, not text; ignored" in err
+    assert "prs.jsonl:10: skipped: expected a JSON object, got list" in err
+
+
+def test_check_copes_with_a_huge_snapshot(tmp_path, check_context) -> None:
+    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", _records()))
+    files = [ChangedFile(f"vllm/gen/f{i}.py", additions=1) for i in range(3_000)]
+    files.append(ChangedFile("logo.png", binary=True))
+    snapshot = _snapshot("Add TokenSpeed MLA backend", files)
+    snapshot.body = "x " * 200_000
+    rules_ = rules.load_builtin("default").checks.duplicates
+    section = get_check("duplicates").run(snapshot, rules_, check_context)
+    assert section.status in ("pass", "warn")

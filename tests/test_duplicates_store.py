@@ -11,7 +11,12 @@ from github import Auth, Github
 from bot.duplicates.features import build_features
 from bot.duplicates.reconcile import reconcile
 from bot.duplicates.scoring import ScoringConfig
-from bot.duplicates.store import DatabaseIndex, apply_pull_request_event, open_pr_count
+from bot.duplicates.store import (
+    DatabaseIndex,
+    apply_pull_request_event,
+    needs_reconcile,
+    open_pr_count,
+)
 from bot.snapshot import ChangedFile
 from bot.testing import FakeGitHub
 
@@ -110,7 +115,9 @@ def test_reconcile_lists_with_etags_and_batches_graphql(engine, github_server) -
     github = _client(github_server)
     github_server.reset_calls()
 
+    assert needs_reconcile(engine, REPO)
     cold = reconcile(engine, github, REPO)
+    assert not needs_reconcile(engine, REPO)
     assert cold.open_prs == 4 and cold.written == 4 and cold.graphql_calls == 1
     assert cold.listing_calls == 1 and cold.listing_not_modified == 0
     assert github_server.count_calls("GET", f"/repos/{REPO}/pulls") == 1

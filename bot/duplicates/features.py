@@ -12,7 +12,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.duplicates.code import LineRange, base_ranges, code_terms, identifiers_added
-from bot.duplicates.records import FileChange, PRRecord, parse_time
+from bot.duplicates.records import (
+    MAX_BODY_CHARS,
+    MAX_FILES,
+    MAX_TITLE_CHARS,
+    FileChange,
+    PRRecord,
+    parse_time,
+)
 from bot.duplicates.text import (
     claimed_issues,
     clean_body,
@@ -184,12 +191,13 @@ def features_from_record(record: PRRecord) -> PRFeatures:
 def features_from_snapshot(snapshot: Snapshot) -> PRFeatures:
     """The checked PR, from the snapshot the worker or ``prbot check`` built."""
     files = [
-        FileChange(f.path, f.additions, f.deletions, f.patch, f.binary) for f in snapshot.files
+        FileChange(f.path, f.additions, f.deletions, f.patch, f.binary)
+        for f in snapshot.files[:MAX_FILES]
     ]
     return build_features(
         snapshot.number or 0,
-        title=snapshot.title,
-        body=snapshot.body,
+        title=(snapshot.title or "")[:MAX_TITLE_CHARS],
+        body=(snapshot.body or "")[:MAX_BODY_CHARS],
         author=snapshot.author,
         created_at=parse_time(snapshot.created_at),
         head_sha=snapshot.head_sha,

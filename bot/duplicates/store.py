@@ -239,7 +239,18 @@ class DatabaseIndex:
             return mirror.index
 
     def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult:
-        return self.sync().query(features, config, top=top)
+        index = self.sync()
+        with self._mirror.lock:  # another thread's sync must not change it mid-query
+            return index.query(features, config, top=top)
 
     def __len__(self) -> int:
         return len(self.sync())
+
+
+def needs_reconcile(engine: sa.Engine, repo: str) -> bool:
+    """True until a reconcile has listed ``repo``: events alone only know the PRs they saw."""
+    with engine.connect() as connection:
+        row = connection.execute(
+            sa.select(open_pr_repos.c.reconciled_at).where(open_pr_repos.c.repo == repo)
+        ).first()
+    return row is None or row.reconciled_at is None
