@@ -338,3 +338,18 @@ def test_failure_already_present_at_base_is_a_warning(tmp_path, make_repo, wheel
     assert "already failing at base" in finding["detail"]
     assert section.status == Status.WARN
     assert runner.invocations == 2  # head, then base
+
+
+def test_stale_compiled_file_of_an_undeclared_set_still_reports(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    header = COMPILED_HEADER.replace("test/cuda", "docs").replace(" -c requirements/cuda.txt", "")
+    repo.commit({"requirements/docs.in": "mkdocs\n", "requirements/docs.txt": header + "x==1\n"})
+    base = repo.git("rev-parse", "HEAD")
+    head = repo.commit({"requirements/docs.in": "mkdocs\nmkdocs-material\n"})
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    (finding,) = section.findings
+    assert (finding["platform"], finding["kind"]) == ("requirements/docs.txt", "compiled")
+    assert finding["compiled"][0]["changed_sources"] == ["requirements/docs.in"]
+    assert section.status == Status.WARN
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "`requirements/docs.txt` was not recompiled after `requirements/docs.in`" in text

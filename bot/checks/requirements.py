@@ -75,10 +75,15 @@ def orphan_finding(item: StaleCompiled) -> dict[str, Any]:
         "resolution": "skipped",
         "detail": "compiled file with no declared set",
         "kind": "compiled",
+        "python": "",
         "why": item.changed_sources,
-        "compiled": [item.to_json()],
+        "cached": False,
+        "failing_at_base": False,
+        "added_from": [],
+        "removed_from": [],
         "problems": [],
         "conflicts": [],
+        "compiled": [item.to_json()],
     }
 
 
