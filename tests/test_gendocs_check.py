@@ -1,0 +1,114 @@
+"""The generated_docs check over real git snapshots, and its section in the report."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_files, replaced
+
+from bot import rules
+from bot.checks.base import Status
+from bot.checks.generated_docs import CHECK, run
+from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
+from bot.report import Report, render_markdown
+from bot.sandbox import SandboxRunner
+from bot.snapshot import snapshot_from_checkout
+
+FEEDS = ["vllm/v1/attention/backends/**/*.py", "vllm/platforms/cuda.py"]
+RULES = GeneratedDocsRules(docs=[DocRule(path=DOC, feeds=FEEDS)])
+
+
+def pr(make_repo, changes: dict[str, str | None]):
+    repo = make_repo()
+    base = repo.commit(fixture_files(), "base")
+    head = repo.commit(changes, "the PR")
+    return snapshot_from_checkout(repo.path, base, head)
+
+
+def add_backend() -> dict[str, str | None]:
+    registry = fixture_files()["vllm/v1/attention/backends/registry.py"]
+    return {
+        "vllm/v1/attention/backends/registry.py": replaced(registry, *NEW_BACKEND_ENTRY),
+        NEW_BACKEND_MODULE[0]: NEW_BACKEND_MODULE[1],
+    }
+
+
+def render(section) -> str:
+    return render_markdown(Report("o/r", 1, "f" * 40, "e" * 40, [section]))
+
+
+def test_registered_with_its_rules_in_the_builtin_sets():
+    assert (CHECK.name, CHECK.order, CHECK.title) == ("generated_docs", 30, "Generated docs")
+    vllm = rules.load_builtin("vllm").checks.generated_docs
+    assert [d.path for d in vllm.docs] == [DOC]
+    assert {h.name for h in vllm.hooks} == {"nightly-torch-test", "docker-versions"}
+
+
+def test_a_pr_that_touches_no_feeding_path_is_skipped(make_repo, check_context):
+    snapshot = pr(make_repo, {"README.md": "hello\n"})
+    section = run(snapshot, RULES, check_context)
+    assert section.status == Status.SKIP
+
+
+def test_a_backend_added_without_the_doc_fails_with_cells_fix_and_patch(make_repo, check_context):
+    section = run(pr(make_repo, add_backend()), RULES, check_context)
+    assert section.status == Status.FAIL
+    [finding] = section.findings
+    assert finding["path"] == DOC and finding["in_sync"] is False
+    assert [(c["table"], c["row"]) for c in finding["cells"]] == [("table-standard", "TREE_ATTN")]
+    text = render(section)
+    assert "| table-standard | TREE\\_ATTN | (row) |" in text
+    assert "uv run prbot docs --repo . --write" in text
+    assert "```diff" in text and "+| `TREE_ATTN` |" in text
+
+
+def test_a_pr_that_regenerates_the_doc_passes(make_repo, check_context, tmp_path):
+    changes = add_backend()
+    doc = fixture_files()[DOC]
+    row = (
+        "| `TREE_ATTN` | | fp16, bf16 | `auto` | Any | 64, 128 "
+        "| ❌ | ❌ | ❌ | ❌ | Decoder | Any |"
+    )
+    anchor = "| `TRITON_ATTN` | | fp16"
+    changes[DOC] = replaced(doc, anchor, row + "\n" + anchor)
+    section = run(pr(make_repo, changes), RULES, check_context)
+    assert section.status == Status.PASS, section.findings
+    assert section.findings[0]["in_sync"] is True
+
+
+def test_hand_edited_cells_are_escaped_in_the_comment(make_repo, check_context):
+    doc = fixture_files()[DOC]
+    edited = replaced(doc, "| Decoder | 9.x-10.x |", "| Decoder | <img src=x> @admin |")
+    section = run(pr(make_repo, {DOC: edited}), RULES, check_context)
+    assert section.status == Status.FAIL
+    text = render(section)
+    # Inside the fenced patch the doc's text is inert; everywhere else it must be escaped.
+    outside = re.sub(r"(?s)```diff.*?```", "", text)
+    assert "```diff" in text and "<img" not in outside and "@admin" not in outside
+    assert "&lt;img src=x&gt;" in outside
+
+
+def test_a_bad_template_is_a_finding_not_a_crash(make_repo, check_context):
+    bad = GeneratedDocsRules(docs=[DocRule(path=DOC, feeds=FEEDS, template="gendocs/nope.j2")])
+    section = run(pr(make_repo, add_backend()), bad, check_context)
+    assert section.status == Status.WARN
+    assert "nope.j2 does not exist" in section.findings[0]["problems"][0]["message"]
+
+
+def test_hooks_run_through_the_context_runner(make_repo, check_context):
+    generator = "open('out.txt', 'w').write(open('in.txt').read().upper())\n"
+    files = {**fixture_files(), "gen.py": generator, "in.txt": "a\n", "out.txt": "A\n"}
+    repo = make_repo()
+    base = repo.commit(files, "base")
+    head = repo.commit({"in.txt": "b\n"}, "change the input only")
+    snapshot = snapshot_from_checkout(repo.path, base, head)
+    hook = HookRule(
+        name="upper", command=[sys.executable, "gen.py"], outputs=["out.txt"], feeds=["in.txt"]
+    )
+    check_context.runner = SandboxRunner(timeout=60)
+    section = run(snapshot, GeneratedDocsRules(hooks=[hook]), check_context)
+    assert section.status == Status.FAIL
+    [finding] = section.findings
+    assert finding["kind"] == "hook" and finding["cells"][0]["expected"] == "B"
+    assert check_context.runner.invocations == 1

@@ -1,0 +1,84 @@
+"""``prbot docs``: exit codes, text and JSON output, and --write followed by --check."""
+
+from __future__ import annotations
+
+import json
+
+from gendocs_helpers import DOC, copy_fixture, edit
+
+from bot.cli import main
+
+EDITED_CELL = ("| ✅ | Decoder | 10.x |", "| ✅ | Decoder | 12.x |")
+
+
+def test_check_in_sync_exits_0(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    assert main(["docs", "--repo", str(root), "--check"]) == 0
+    assert capsys.readouterr().out == f"{DOC}: in sync\n"
+
+
+def test_check_on_drift_exits_1_and_names_backend_and_column(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, *EDITED_CELL)
+    assert main(["docs", "--repo", str(root), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "OUT OF SYNC" in out
+    assert (
+        "table-standard | FLASHINFER TRTLLM† | Compute Cap.: expected '10.x', found '12.x'" in out
+    )
+    assert "fix: uv run prbot docs --repo . --write" in out
+
+
+def test_json_format_prints_the_findings(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, *EDITED_CELL)
+    assert main(["docs", "--repo", str(root), "--check", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "fail"
+    [finding] = report["findings"]
+    assert finding["path"] == DOC and finding["in_sync"] is False
+    assert finding["cells"] == [
+        {
+            "table": "table-standard",
+            "row": "FLASHINFER TRTLLM†",
+            "column": "Compute Cap.",
+            "expected": "10.x",
+            "actual": "12.x",
+            "kind": "cell",
+        }
+    ]
+
+
+def test_write_rewrites_only_the_tables_then_check_passes(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    pristine = (root / DOC).read_text()
+    edit(root, DOC, *EDITED_CELL)
+    edit(root, DOC, "| 1 | `FLASHMLA` |\n| 2 | `TRITON_MLA` |", "| 1 | `TRITON_MLA` |")
+    assert main(["docs", "--repo", str(root), "--write"]) == 0
+    assert (root / DOC).read_text() == pristine
+    assert "rewrote docs/design/attention_backends.md" in capsys.readouterr().err
+    assert main(["docs", "--repo", str(root), "--check"]) == 0
+
+
+def test_a_source_that_does_not_parse_fails_check_and_refuses_write(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, "vllm/v1/attention/backends/cpu_attn.py", "class CPUAttentionBackend:", "class:")
+    assert main(["docs", "--repo", str(root), "--check"]) == 1
+    assert "error: vllm/v1/attention/backends/cpu_attn.py:" in capsys.readouterr().out
+    assert main(["docs", "--repo", str(root), "--write"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("prbot: error: cannot rewrite docs/design/attention_backends.md")
+
+
+def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["docs", "--repo", str(tmp_path / "nowhere"), "--check"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["docs", "--repo", str(empty), "--check"]) == 2
+    assert "no generated doc found" in capsys.readouterr().err
+    bad_rules = tmp_path / "rules.yaml"
+    bad_rules.write_text("checks:\n  generated_docs:\n    docs:\n      - pathh: x\n")
+    root = copy_fixture(tmp_path / "tree")
+    assert main(["docs", "--repo", str(root), "--rules", str(bad_rules), "--check"]) == 2
+    assert "rules.yaml:4" in capsys.readouterr().err

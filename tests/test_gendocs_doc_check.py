@@ -1,0 +1,235 @@
+"""One committed or marker doc checked against its source (the issue's must-hold cases)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gendocs_helpers import (
+    CUDA,
+    DOC,
+    NEW_BACKEND_ENTRY,
+    NEW_BACKEND_MODULE,
+    REGISTRY,
+    copy_fixture,
+    edit,
+)
+
+from bot.gendocs.config import DocRule
+from bot.gendocs.doc_check import check_doc
+from bot.snapshot import DirTree
+
+RULE = DocRule(path=DOC)
+
+
+def check(root: Path):
+    result = check_doc(RULE, DirTree(root))
+    assert result is not None
+    return result
+
+
+def cells(result) -> set[tuple[str, str, str]]:
+    return {(c.table, c.row, c.column) for c in result.cells}
+
+
+def test_a_tree_whose_doc_matches_its_source_is_in_sync(tmp_path):
+    result = check(copy_fixture(tmp_path / "tree"))
+    assert result.in_sync and result.cells == [] and result.problems == []
+    assert result.expected_text == result.actual_text and result.patch() == ""
+
+
+def test_a_backend_added_to_the_registry_but_not_the_doc(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, REGISTRY, *NEW_BACKEND_ENTRY)
+    (root / NEW_BACKEND_MODULE[0]).write_text(NEW_BACKEND_MODULE[1])
+    result = check(root)
+    assert not result.in_sync
+    [diff] = result.cells
+    assert (diff.table, diff.row, diff.kind) == ("table-standard", "TREE_ATTN", "missing_row")
+    assert "64, 128" in diff.expected
+
+
+def test_a_deleted_doc_row(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, "| `FLASHMLA` | fp16, bf16 | `auto`, `fp8` | 64 |", "| `GONE` | x | y | z |")
+    result = check(root)
+    kinds = {(c.row, c.kind) for c in result.cells}
+    assert ("FLASHMLA", "missing_row") in kinds and ("GONE", "extra_row") in kinds
+
+
+def test_a_capability_changed_in_a_backend_class(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(
+        root,
+        "vllm/v1/attention/backends/triton_attn.py",
+        "    def supports_sink(cls) -> bool:\n        return True",
+        "    def supports_sink(cls) -> bool:\n        return False",
+    )
+    result = check(root)
+    [diff] = result.cells
+    assert (diff.table, diff.row, diff.column) == ("table-standard", "TRITON_ATTN", "Sink")
+    assert (diff.expected, diff.actual) == ("❌", "✅")
+
+
+def test_a_hand_edited_doc_cell(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, "| ✅ | Decoder | 10.x |", "| ✅ | Decoder | 10.x, 12.x |")
+    result = check(root)
+    assert cells(result) == {("table-standard", "FLASHINFER TRTLLM†", "Compute Cap.")}
+    assert result.cells[0].actual == "10.x, 12.x"
+
+
+def test_a_reordered_priority_list(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(
+        root,
+        CUDA,
+        "return [AttentionBackendEnum.FLASHMLA, AttentionBackendEnum.TRITON_MLA]",
+        "return [AttentionBackendEnum.TRITON_MLA, AttentionBackendEnum.FLASHMLA]",
+    )
+    result = check(root)
+    assert cells(result) == {
+        ("priority-mla-sm100", "FLASHMLA", "Priority"),
+        ("priority-mla-sm100", "TRITON_MLA", "Priority"),
+    }
+
+
+def test_write_then_check_passes_and_touches_only_tables(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, REGISTRY, *NEW_BACKEND_ENTRY)
+    (root / NEW_BACKEND_MODULE[0]).write_text(NEW_BACKEND_MODULE[1])
+    edit(root, DOC, "| ✅ | Decoder | 10.x |", "| ✅ | Decoder | 12.x |")
+    edit(root, CUDA, "AttentionBackendEnum.FLASHMLA]", "AttentionBackendEnum.FLASHMLA, ]")
+    before = check(root)
+    assert not before.in_sync
+    (root / DOC).write_text(before.expected_text)
+    after = check(root)
+    assert after.in_sync, after.cells
+    old_prose = [line for line in before.actual_text.split("\n") if not line.startswith("|")]
+    new_prose = [line for line in after.actual_text.split("\n") if not line.startswith("|")]
+    assert old_prose == new_prose
+    assert "+| `TREE_ATTN` |" in before.patch()
+
+
+def test_a_table_missing_under_its_title_is_reinserted(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    text = (root / DOC).read_text()
+    decode = text[text.index("| Backend | Dtypes | KV Dtypes") :]
+    (root / DOC).write_text(text.replace(decode, ""))
+    result = check(root)
+    assert [(c.table, c.kind) for c in result.cells] == [("table-mla-decode", "table")]
+    (root / DOC).write_text(result.expected_text)
+    assert check(root).in_sync
+
+
+def test_a_broken_table_is_named_with_file_and_line(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, "| 2 | `FLASH_ATTN` |\n", "| 2 `FLASH_ATTN` |\n")
+    result = check(root)
+    broken = [p for p in result.problems if "broken" in p.message]
+    assert broken and broken[0].path == DOC and broken[0].line
+    assert any(c.kind == "broken" for c in result.cells)
+    (root / DOC).write_text(result.expected_text)
+    assert check(root).in_sync
+
+
+def test_a_doc_whose_table_title_is_gone_says_so(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, "### Prefill Backends", "### Prefill")
+    result = check(root)
+    assert not result.in_sync
+    assert any("Prefill Backends" in p.message and p.path == DOC for p in result.errors)
+
+
+def test_a_backend_that_does_not_parse_is_not_called_stale(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, "vllm/v1/attention/backends/flashinfer.py", "class FlashInferBackend:", "class (")
+    result = check(root)
+    assert not result.in_sync and result.cells == []
+    assert [p.path for p in result.errors] == ["vllm/v1/attention/backends/flashinfer.py"]
+
+
+def test_prose_edited_without_the_generator_is_a_manual_edit(tmp_path):
+    base = copy_fixture(tmp_path / "base")
+    head = copy_fixture(tmp_path / "head")
+    edit(head, DOC, "Backends are tried in this order.", "Backends are tried in any order.")
+    result = check_doc(
+        RULE.model_copy(update={"generator": ["tools/gen.py"]}),
+        DirTree(head),
+        DirTree(base),
+        changed_paths=[DOC],
+    )
+    assert result.cells == [] and not result.in_sync
+    [change] = result.manual_edits
+    assert change["after"] == "Backends are tried in any order." and change["line"] == 8
+    with_generator = check_doc(
+        RULE.model_copy(update={"generator": ["tools/gen.py"]}),
+        DirTree(head),
+        DirTree(base),
+        changed_paths=[DOC, "tools/gen.py"],
+    )
+    assert with_generator.in_sync and with_generator.generator_changed
+
+
+MARKER_DOC = """# Attention backends
+
+## Standard
+
+--8<-- "gen:table-standard"
+
+## Priority
+
+--8<-- "gen:priority-standard"
+
+--8<-- "gen:priority-mla"
+
+## MLA
+
+--8<-- "gen:table-mla-prefill"
+
+--8<-- "gen:table-mla-decode"
+"""
+
+
+def test_marker_doc_markers_and_blocks_match(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    (root / DOC).write_text(MARKER_DOC)
+    result = check(root)
+    assert result.mode == "markers" and result.in_sync, result.problems
+
+
+def test_marker_doc_with_an_unknown_marker_and_a_block_without_marker(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    text = MARKER_DOC.replace('--8<-- "gen:priority-mla"', '--8<-- "gen:table-nonesuch"')
+    (root / DOC).write_text(text)
+    result = check(root)
+    messages = [p.message for p in result.errors]
+    assert any('"gen:table-nonesuch" has no generated content' in m for m in messages)
+    assert any("block priority-mla has no" in m for m in messages)
+
+
+def test_marker_doc_previews_what_the_pr_changes(tmp_path):
+    base = copy_fixture(tmp_path / "base")
+    head = copy_fixture(tmp_path / "head")
+    for root in (base, head):
+        (root / DOC).write_text(MARKER_DOC)
+    edit(head, REGISTRY, *NEW_BACKEND_ENTRY)
+    (head / NEW_BACKEND_MODULE[0]).write_text(NEW_BACKEND_MODULE[1])
+    edit(head, "vllm/v1/attention/backends/mla/flashmla.py", "return [64]", "return [64, 128]")
+    result = check_doc(RULE, DirTree(head), DirTree(base), changed_paths=[REGISTRY])
+    assert result.in_sync
+    changes = {(p["table"], p["row"], p["column"], p["change"]) for p in result.preview}
+    assert ("table-standard", "TREE_ATTN", "(row)", "added") in changes
+    assert ("table-mla-decode", "FLASHMLA", "Block Sizes", "changed") in changes
+    [block] = [p for p in result.preview if p["column"] == "Block Sizes"]
+    assert (block["before"], block["after"]) == ("64", "64, 128")
+
+
+def test_a_glued_line_after_a_table_is_fixed_by_write(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, DOC, "| 3 | `TRITON_ATTN` |\n\n**Ampere", "| 3 | `TRITON_ATTN` |\n**Ampere")
+    result = check(root)
+    assert [c.kind for c in result.cells] == ["layout"]
+    (root / DOC).write_text(result.expected_text)
+    assert check(root).in_sync
+    assert re.search(r"TRITON_ATTN` \|\n\n\*\*Ampere", (root / DOC).read_text())

@@ -1,0 +1,120 @@
+"""Generator hooks: the repository's own generator, run sandboxed, outputs compared."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bot.gendocs.config import HookRule
+from bot.gendocs.hooks import run_hook
+from bot.sandbox import SandboxRunner
+from bot.snapshot import DirTree, GitTree
+
+# Modelled on vLLM's nightly-torch generator: drop torch pins from the test inputs.
+GENERATOR = """\
+import os
+lines = open("requirements/test/cuda.in").read().splitlines()
+kept = [line for line in lines if not line.startswith("torch")]
+with open("requirements/test/nightly.txt", "w") as out:
+    out.write("\\n".join(kept) + "\\n")
+    if os.environ.get("GITHUB_TOKEN"):
+        out.write("leaked\\n")
+"""
+INPUT = "pytest==8.3\ntorch==2.9\nnumpy\n"
+OUTPUT = "pytest==8.3\nnumpy\n"
+
+
+def hook(**overrides) -> HookRule:
+    values = {
+        "name": "nightly",
+        "command": [sys.executable, "tools/gen.py"],
+        "outputs": ["requirements/test/nightly.txt"],
+        "tooling": ["tools/gen.py"],
+        "inputs": ["requirements/test"],
+        "timeout": 60,
+    }
+    values.update(overrides)
+    return HookRule(**values)
+
+
+def tree(root: Path, generator: str = GENERATOR, output: str | None = OUTPUT) -> Path:
+    (root / "tools").mkdir(parents=True)
+    (root / "requirements/test").mkdir(parents=True)
+    (root / "tools/gen.py").write_text(generator)
+    (root / "requirements/test/cuda.in").write_text(INPUT)
+    if output is not None:
+        (root / "requirements/test/nightly.txt").write_text(output)
+    return root
+
+
+def run(tmp_path: Path, head: Path, **kwargs):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    kwargs.setdefault("runner", SandboxRunner(timeout=60))
+    return run_hook(kwargs.pop("rule", hook()), DirTree(head), work_dir=work, **kwargs)
+
+
+def test_output_matching_the_generator_is_in_sync(tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")  # the sandbox must not pass it on
+    [result] = run(tmp_path, tree(tmp_path / "head"))
+    assert result.in_sync, result.problems
+    assert result.generated == OUTPUT.encode() and result.patch() == ""
+
+
+def test_a_stale_output_is_reported_line_by_line_with_a_patch(tmp_path):
+    [result] = run(tmp_path, tree(tmp_path / "head", output="pytest==8.2\nnumpy\n"))
+    assert not result.in_sync
+    [cell] = result.cells
+    assert (cell.table, cell.row, cell.expected, cell.actual) == (
+        "requirements/test/nightly.txt",
+        "line 1",
+        "pytest==8.3",
+        "pytest==8.2",
+    )
+    assert "-pytest==8.2\n+pytest==8.3" in result.patch()
+    # The committed file is untouched: hooks run in a temporary copy.
+    assert (tmp_path / "head/requirements/test/nightly.txt").read_text() == "pytest==8.2\nnumpy\n"
+
+
+def test_a_missing_output_is_drift(tmp_path):
+    [result] = run(tmp_path, tree(tmp_path / "head", output=None))
+    assert not result.in_sync and result.cells[0].row == "(file)"
+
+
+def test_a_crashing_generator_is_a_finding_naming_the_file(tmp_path):
+    head = tree(tmp_path / "head", generator="raise RuntimeError('no input today')\n")
+    [result] = run(tmp_path, head)
+    [problem] = result.errors
+    assert problem.path == "requirements/test/nightly.txt"
+    assert "exited with 1" in problem.message and "no input today" in problem.message
+
+
+def test_a_generator_that_hangs_times_out(tmp_path):
+    head = tree(tmp_path / "head", generator="import time\ntime.sleep(600)\n")
+    [result] = run(tmp_path, head, rule=hook(timeout=0.5))
+    [problem] = result.errors
+    assert "timed out" in problem.message and problem.path == "requirements/test/nightly.txt"
+
+
+def test_without_a_runner_nothing_runs_and_it_says_so(tmp_path):
+    [result] = run(tmp_path, tree(tmp_path / "head"), runner=None)
+    assert not result.in_sync and "no sandbox runner" in result.errors[0].message
+
+
+def test_an_untrusted_pr_changing_the_generator_gets_the_base_generator(tmp_path, make_repo):
+    repo = make_repo()
+    base_root = tree(repo.path)
+    base_sha = repo.commit({}, "base")
+    evil = GENERATOR.replace('"\\n".join(kept)', '"pwned"')
+    head_sha = repo.commit({"tools/gen.py": evil}, "change the generator")
+    head, base = GitTree(base_root, head_sha), GitTree(base_root, base_sha)
+    work = tmp_path / "work"
+    work.mkdir()
+    common = {"runner": SandboxRunner(timeout=60), "work_dir": work, "base": base}
+    changed = ["tools/gen.py"]
+    [untrusted] = run_hook(hook(), head, changed_paths=changed, trusted=False, **common)
+    assert untrusted.generator_changed and untrusted.ran_generator_from == "base"
+    assert untrusted.in_sync and "not trusted" in untrusted.notes[0]
+    [trusted] = run_hook(hook(), head, changed_paths=changed, trusted=True, **common)
+    assert trusted.ran_generator_from == "head" and trusted.generated.startswith(b"pwned")
+    assert not trusted.in_sync
