@@ -72,7 +72,7 @@ def _metrics(
 
 
 def evaluate_prbot(records: list, truth: dict[int, set[int]], config: ScoringConfig) -> Scores:
-    index = index_from_records(records)
+    index = index_from_records(records, open_only=False)
     rankings, alerts, flagged = {}, {}, 0
     buckets: dict[str, list[int]] = {}
     for number in truth:

@@ -33,7 +33,11 @@ def _records() -> list[object]:
         {"number": 2, "title": "Integrate tokenspeed decode", "author": "b", "files": files},
         {"number": 3, "title": "Docs: typo", "body": "", "author": "c"},
         {"number": 4, "title": "[Bug] Crash with EAGLE3 drafter and cuda graphs"},
-        {"number": 5, "title": "Fix eagle3 drafter illegal memory access with cudagraphs"},
+        {
+            "number": 5,
+            "title": "Fix eagle3 drafter illegal memory access with cudagraphs",
+            "state": "closed",  # the sweep ranks every PR in the file; the check only open ones
+        },
     ]
 
 
@@ -78,7 +82,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys) -> None:
     assert "cannot read the PR export" in capsys.readouterr().err
     export = _write(tmp_path / "prs.jsonl", _records())
     assert main(["duplicates", "--prs", str(export), "--pr", "99"]) == 2
-    assert "no open PR #99" in capsys.readouterr().err
+    assert "no PR #99" in capsys.readouterr().err
     assert main(["duplicates", "--prs", str(export), "--top", "0"]) == 2
 
 
@@ -147,7 +151,7 @@ def test_nothing_found_says_so_in_one_line(tmp_path, check_context) -> None:
         _snapshot("Refactor the tokenizer pool", []), rules_, check_context
     )
     assert section.status == "pass" and section.findings == []
-    assert section.summary.startswith("no likely duplicates or overlapping work among 5")
+    assert section.summary.startswith("no likely duplicates or overlapping work among 4")
 
 
 @pytest.mark.slow

@@ -51,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
         records = load_export(args.prs, _warn)
     except ExportError as exc:
         raise CliError(str(exc)) from None
-    index = index_from_records(records)
+    index = index_from_records(records, open_only=False)
     if args.pr is not None and args.pr not in index:
-        raise CliError(f"{args.prs}: no open PR #{args.pr} in the export")
+        raise CliError(f"{args.prs}: no PR #{args.pr} in the export")
     numbers = [args.pr] if args.pr is not None else sorted(index.docs)
-    progress(f"ranking {len(numbers)} of {len(index)} open PRs")
+    progress(f"ranking {len(numbers)} of {len(index)} PRs")
     results: list[dict[str, Any]] = []
     titles = {n: f.title for n, f in index.docs.items()}
     for number in numbers:

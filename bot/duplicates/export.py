@@ -67,9 +67,14 @@ def load_export(path: str | Path, on_problem: ProblemSink = _stderr) -> list[PRR
     return list(records.values())
 
 
-def index_from_records(records: list[PRRecord]) -> MemoryIndex:
-    """An index of the open records (closed and merged ones are not competing work)."""
-    return MemoryIndex(features_from_record(r) for r in records if r.state.lower() in ("open", ""))
+def index_from_records(records: list[PRRecord], *, open_only: bool = True) -> MemoryIndex:
+    """An index of the records; by default only open ones (closed work competes with nothing).
+
+    ``prbot duplicates`` ranks every PR in the file against every other, whatever its state.
+    """
+    return MemoryIndex(
+        features_from_record(r) for r in records if not open_only or r.state.lower() in ("open", "")
+    )
 
 
 def load_index_from_export(path: str | Path, on_problem: ProblemSink = _stderr) -> MemoryIndex:
