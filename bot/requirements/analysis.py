@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.gitrepo import GitError
 from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled, rerun_compiled
 from bot.requirements.config import RequirementsRules
 from bot.requirements.consistency import PinConflict, pin_conflicts
@@ -109,14 +110,15 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
     }
     watched = sorted(p for p in changed if any(path_matches(p, g) for g in rules.watch))
     stale = _stale_compiled(head_tree, snapshot, changed, rules)
-    # file -> targets reaching it, at base or head (a removed include still mattered).
-    reached_by = reverse_index({f"base:{n}": pair[0] for n, pair in closures.items()})
-    for path, names in reverse_index({n: pair[1] for n, pair in closures.items()}).items():
-        reached_by.setdefault(path, set()).update(names)
+    # The reverse include graph, at base and head (an include the PR removed still mattered).
+    reached_by: dict[str, set[str]] = {}
+    for side in (0, 1):
+        for path, names in reverse_index({n: p[side] for n, p in closures.items()}).items():
+            reached_by.setdefault(path, set()).update(names)
     why_by_target: dict[str, set[str]] = {}
     for path in changed & set(reached_by):
         for name in reached_by[path]:
-            why_by_target.setdefault(name.removeprefix("base:"), set()).add(path)
+            why_by_target.setdefault(name, set()).add(path)
     if not why_by_target and not watched and not stale:
         return Analysis(False, "no changed file reaches any platform")
 
@@ -147,7 +149,7 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         ]
         analysis.rows.append(row)
 
-    _attach_compiled(analysis, stale, targets)
+    _attach_compiled(analysis, stale)
     analysis.uv_runs = resolve_rows(analysis.rows, closures, rules, context)
     if rules.rerun_compiled and context.runner is not None:
         for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
@@ -193,9 +195,7 @@ def _stale_compiled(
     return found
 
 
-def _attach_compiled(
-    analysis: Analysis, stale: list[tuple[CompiledFile, StaleCompiled]], targets: list[Target]
-) -> None:
+def _attach_compiled(analysis: Analysis, stale: list[tuple[CompiledFile, StaleCompiled]]) -> None:
     for compiled, item in stale:
         owners = [
             row
@@ -214,20 +214,24 @@ def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, co
         return
     compiled = item.compiled
     resolver = UvResolver(context.runner, None, context.work_dir, cache_dir=uv_cache_dir(context))
-    item.rerun, item.rerun_detail = rerun_compiled(
-        compiled,
-        snapshot.head,
-        context.runner,
-        uv_binary(),
-        context.work_dir,
-        resolver.environment(),
-        extra_options=rules.uv_options,
-        timeout=rules.uv_timeout_seconds,
-    )
+    try:
+        item.rerun, item.rerun_detail = rerun_compiled(
+            compiled,
+            snapshot.head,
+            context.runner,
+            uv_binary(),
+            context.work_dir,
+            resolver.environment(),
+            extra_options=rules.uv_options,
+            timeout=rules.uv_timeout_seconds,
+        )
+    except (GitError, OSError) as exc:  # an export or a missing uv: report, do not crash
+        item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {exc}"
 
 
 def _strength(row: Row) -> tuple[int, ...]:
-    failed = row.resolution is not None and row.resolution.status == "failed"
+    resolution = row.resolution
+    failed = resolution is not None and resolution.status == "failed" and not row.failing_at_base
     new_conflicts = sum(1 for _, new in row.conflicts if new)
     size = len(row.diff.added) + len(row.diff.removed) + len(row.diff.changed)
     return (
