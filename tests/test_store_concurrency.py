@@ -9,6 +9,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from bot.store.db import make_engine
@@ -72,6 +73,7 @@ def test_threads_lease_each_job_once(engine: sa.Engine) -> None:
     assert queue.depth() == {"queued": 0, "leased": 0, "done": JOBS, "dead": 0}
 
 
+@pytest.mark.slow  # spawns interpreters
 def test_processes_lease_each_job_once(database_url: str, engine: sa.Engine, tmp_path: Path):
     queue = Queue(engine)
     expected = fill(queue)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -86,6 +87,7 @@ def test_concurrent_migrate_is_safe(database_url: str) -> None:
         engine.dispose()
 
 
+@pytest.mark.slow  # spawns interpreters
 def test_concurrent_migrate_from_processes(database_url: str) -> None:
     script = (
         "import sys; from bot.store.db import make_engine, migrate; "
@@ -98,7 +100,7 @@ def test_concurrent_migrate_from_processes(database_url: str) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(4)
+        for _ in range(3)
     ]
     for process in processes:
         _, err = process.communicate(timeout=120)

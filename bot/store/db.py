@@ -11,8 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -126,8 +124,11 @@ def reading(engine: sa.Engine) -> Iterator[sa.Connection]:
         yield connection
 
 
-def alembic_config(connection: sa.Connection | None = None) -> Config:
-    """Alembic configured in code: no alembic.ini, migrations from this package."""
+def alembic_config(connection: sa.Connection | None = None):
+    """Alembic configured in code (an ``alembic.config.Config``): no alembic.ini needed."""
+    # Imported here: workers and the webhook import this module but never migrate.
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.set_main_option("path_separator", "os")
@@ -142,6 +143,8 @@ def migrate(engine: sa.Engine) -> None:
     Several processes may call this at once: on Postgres they queue on an advisory lock (the
     whole upgrade is one transaction), on SQLite on the write lock of BEGIN IMMEDIATE.
     """
+    from alembic import command
+
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))

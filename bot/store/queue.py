@@ -30,6 +30,9 @@ MAX_ERROR_CHARS = 8000
 # which it cannot through a bound parameter.
 QUEUED_PREDICATE = sa.text("state = 'queued'")
 
+# Built once, values passed as parameters: enqueueing sits on the webhook's hot path.
+INSERT_JOB = sa.insert(jobs).returning(jobs.c.id)
+
 
 @dataclass
 class Job:
@@ -89,7 +92,7 @@ def enqueue_job(
         "updated_at": now,
     }
     if dedupe_key is None:
-        return connection.execute(sa.insert(jobs).values(values).returning(jobs.c.id)).scalar_one()
+        return connection.execute(INSERT_JOB, values).scalar_one()
     statement = upsert(connection, jobs).values(values)
     new = statement.excluded
     statement = statement.on_conflict_do_update(
@@ -161,20 +164,26 @@ class Queue:
         attempts goes to the dead letters instead.
         """
         now = self.clock()
-        runnable = sa.or_(
-            sa.and_(jobs.c.state == "queued", jobs.c.run_after <= now),
-            sa.and_(jobs.c.state == "leased", jobs.c.lease_expires_at <= now),
-        )
-        pick = (
-            sa.select(jobs.c.id, jobs.c.attempts, jobs.c.last_error, jobs.c.leased_by)
-            .where(runnable)
+        columns = (jobs.c.id, jobs.c.attempts, jobs.c.last_error, jobs.c.leased_by)
+        # Two picks rather than one OR: each walks ix_jobs_state_run_after in order and stops
+        # at the first row, where an OR makes the database sort the whole backlog per lease.
+        # Expired leases go first; they are the oldest work there is.
+        picks = [
+            sa.select(*columns).where(jobs.c.state == state, condition)
             .order_by(jobs.c.run_after, jobs.c.id)
             .limit(1)
             .with_for_update(skip_locked=True)
-        )
+            for state, condition in (
+                ("leased", jobs.c.lease_expires_at <= now),
+                ("queued", jobs.c.run_after <= now),
+            )
+        ]  # fmt: skip
         with self.engine.begin() as connection:
             while True:
-                candidate = connection.execute(pick).first()
+                candidate = None
+                for pick in picks:
+                    if (candidate := connection.execute(pick).first()) is not None:
+                        break
                 if candidate is None:
                     return None
                 if candidate.attempts >= self.max_attempts:

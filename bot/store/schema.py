@@ -89,7 +89,7 @@ jobs = sa.Table(
     sa.CheckConstraint("state IN ('queued', 'leased', 'done', 'dead')", name="ck_jobs_state"),
 )
 # What lease() scans: runnable queued jobs and expired leases, oldest first.
-sa.Index("ix_jobs_state_run_after", jobs.c.state, jobs.c.run_after)
+sa.Index("ix_jobs_state_run_after", jobs.c.state, jobs.c.run_after, jobs.c.id)
 # At most one *queued* job per dedupe key: enqueue coalesces into it with an upsert.
 sa.Index(
     "ux_jobs_dedupe_queued",

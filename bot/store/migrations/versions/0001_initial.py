@@ -56,7 +56,7 @@ def upgrade() -> None:
         sa.Column("finished_at", utc(), nullable=True),
         sa.CheckConstraint("state IN ('queued', 'leased', 'done', 'dead')", name="ck_jobs_state"),
     )
-    op.create_index("ix_jobs_state_run_after", "jobs", ["state", "run_after"])
+    op.create_index("ix_jobs_state_run_after", "jobs", ["state", "run_after", "id"])
     op.create_index(
         "ux_jobs_dedupe_queued",
         "jobs",
