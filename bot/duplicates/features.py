@@ -64,6 +64,8 @@ class PRFeatures:
     terms: Counter[str] = field(default_factory=Counter)
     title_terms: Counter[str] = field(default_factory=Counter)
     code_terms: Counter[str] = field(default_factory=Counter)
+    # Scoring's cache of vector norms: kind -> (index size when computed, norm).
+    norms: dict[str, tuple[int, float]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def has_files(self) -> bool:

@@ -142,6 +142,50 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     return dot / norm
 
 
+# A cached document norm is reused until the index size drifts this much: document
+# frequencies move slowly, and recomputing every candidate's norm per query dominated latency.
+NORM_DRIFT = 0.1
+
+
+def _norm(features: PRFeatures, kind: str, stats: CorpusStats) -> float:
+    cached = features.norms.get(kind)
+    size = stats.size
+    if cached is not None and abs(cached[0] - size) <= NORM_DRIFT * max(cached[0], 1):
+        return cached[1]
+    terms = getattr(features, kind)
+    vector = _vector(terms, stats, code=kind == "code_terms")
+    norm = math.sqrt(sum(w * w for w in vector.values()))
+    features.norms[kind] = (size, norm)
+    return norm
+
+
+class _QueryVector:
+    """One side of a cosine, prepared once: weights and idf of the query's terms."""
+
+    def __init__(self, terms: dict[str, int], stats: CorpusStats, kind: str) -> None:
+        df = stats.code_term_df if kind == "code_terms" else stats.term_df
+        self.kind = kind
+        self.idf = {t: _idf(df(t), stats.size) for t in terms}
+        self.weights = {t: (1.0 + math.log(c)) * self.idf[t] for t, c in terms.items()}
+        self.norm = math.sqrt(sum(w * w for w in self.weights.values()))
+
+    def cosine(self, other: PRFeatures, stats: CorpusStats) -> float:
+        theirs = getattr(other, self.kind)
+        if not self.norm or not theirs:
+            return 0.0
+        mine = self.weights
+        if len(mine) <= len(theirs):
+            shared = [t for t in mine if t in theirs]
+        else:
+            shared = [t for t in theirs if t in mine]
+        if not shared:
+            return 0.0
+        idf = self.idf
+        dot = sum(mine[t] * (1.0 + math.log(theirs[t])) * idf[t] for t in shared)
+        other_norm = _norm(other, self.kind, stats)
+        return dot / (self.norm * other_norm) if other_norm else 0.0
+
+
 def path_weight(path: str, stats: CorpusStats, config: ScoringConfig) -> float:
     """Hot files (rules, or touched by a large share of open PRs) count for little."""
     if config.is_hot(path):
@@ -170,9 +214,9 @@ class PreparedQuery:
         self.features = features
         self.stats = stats
         self.config = config
-        self.vector = _vector(features.terms, stats)
-        self.title_vector = _vector(features.title_terms, stats)
-        self.code_vector = _vector(features.code_terms, stats, code=True)
+        self.text = _QueryVector(features.terms, stats, "terms")
+        self.title = _QueryVector(features.title_terms, stats, "title_terms")
+        self.code = _QueryVector(features.code_terms, stats, "code_terms")
         self.paths = _weighted_paths(features, stats, config)
 
     def score(self, other: PRFeatures) -> Candidate:
@@ -217,8 +261,8 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
         signals["shared_mention"] = 1.0
         evidence.append(Evidence.text("both mention ", *[f"#{n}" for n in shared_mentions[:3]]))
 
-    text = cosine(query.vector, _vector(other.terms, stats))
-    title = cosine(query.title_vector, _vector(other.title_terms, stats))
+    text = query.text.cosine(other, stats)
+    title = query.title.cosine(other, stats)
     signals["text"], signals["title"] = text, title
     if text >= 0.3 or title >= 0.5:
         evidence.append(Evidence.text(f"similar title and description (text {text:.2f})"))
@@ -280,8 +324,8 @@ def _code_signals(
             Evidence.text("overlapping edits in ", ("code", path), f" (lines {start}–{end})")
         )
 
-    if query.code_vector and other.code_terms:
-        similarity = cosine(query.code_vector, _vector(other.code_terms, stats, code=True))
+    if query.code.norm and other.code_terms:
+        similarity = query.code.cosine(other, stats)
         if not meaningful:  # the same lines added to different (or only hot) files
             similarity *= 0.5
         signals["code_text"] = similarity
