@@ -540,8 +540,10 @@ def test_a_held_request_is_seen_on_arrival(server, repo_name):
         httpx.get(f"{server.url}{path}", headers={"Authorization": f"token {token}"}, timeout=60)
         answered.set()
 
+    assert server.pending_injections() == 1
     threading.Thread(target=slow_request, daemon=True).start()
     assert wait_until(lambda: server.count_arrivals("GET", path) == 1)
+    assert server.pending_injections() == 0  # used up on arrival, not on answer
     assert server.count_calls("GET", path) == 0 and not answered.is_set()
 
 

@@ -407,6 +407,15 @@ class FakeGitHub:
     def clear_injections(self) -> None:
         self.traffic.clear_injections()
 
+    def pending_injections(self) -> int:
+        """How many injected faults are still waiting for a matching request."""
+        return len(self.traffic.pending_injections())
+
+    @property
+    def _injections(self) -> list:
+        # Early callers polled this list; pending_injections() is the supported spelling.
+        return self.traffic.pending_injections()
+
     # --- helpers
     def _repo(self, full_name: str) -> FakeRepo:
         repo = self.repos.get(full_name)

@@ -81,6 +81,10 @@ class Traffic:
         with self._lock:
             self._injections.clear()
 
+    def pending_injections(self) -> list[Injection]:
+        with self._lock:
+            return list(self._injections)
+
     def take_injection(self, method: str, path: str) -> Injection | None:
         """The first pending fault for this request, used up by one."""
         with self._lock:
