@@ -40,4 +40,11 @@ def intake_app():  # noqa: ANN201
 if __name__ == "__main__":
     kind, port = sys.argv[1], int(sys.argv[2])
     app = bare_app if kind == "bare" else intake_app()
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=60,
+    )
