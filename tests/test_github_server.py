@@ -22,6 +22,7 @@ from github import (
     Github,
     GithubException,
     GithubIntegration,
+    RateLimitExceededException,
     UnknownObjectException,
 )
 
@@ -509,6 +510,21 @@ def test_injected_status_surfaces_as_github_exception(server, github, repo_name)
     assert statuses[-2:] == [502, 200]
 
 
+def test_injected_rate_limit_carries_message_and_headers(server, github, repo_name):
+    number = open_pr(server, repo_name)["number"]
+    server.inject(
+        "GET",
+        rf"/repos/{repo_name}/pulls/\d+$",
+        status=403,
+        message="API rate limit exceeded for installation ID 7.",
+        headers={"X-RateLimit-Remaining": "0", "Retry-After": "1"},
+    )
+    with pytest.raises(RateLimitExceededException) as limited:
+        _ = github.get_repo(repo_name, lazy=True).get_pull(number).title
+    assert limited.value.status == 403
+    assert limited.value.headers["retry-after"] == "1"
+
+
 def test_injection_after_effect_keeps_the_effect(server, github, repo_name):
     number = open_pr(server, repo_name)["number"]
     issue = github.get_repo(repo_name, lazy=True).get_issue(number)
@@ -595,6 +611,21 @@ def test_pull_request_payloads_have_real_shapes(server, repo_name):
     assert closed["pull_request"]["merged"] is False
     with pytest.raises(ValueError):
         server.pull_request_event(repo_name, number, "exploded")
+
+
+def test_pull_request_from_a_fork(server, github, repo_name):
+    opened = open_pr(server, repo_name, branch="patch-1", fork_owner="alice", author="alice")
+    head = opened["head"]
+    assert head["label"] == "alice:patch-1"
+    assert head["repo"]["fork"] is True
+    assert head["repo"]["full_name"] == f"alice/{repo_name.split('/')[1]}"
+    assert opened["base"]["repo"]["full_name"] == repo_name
+    event = server.pull_request_event(repo_name, opened["number"], "opened")
+    assert event["pull_request"]["head"]["repo"]["owner"]["login"] == "alice"
+    run = github.get_repo(repo_name, lazy=True).create_check_run(
+        name="prbot", head_sha=head["sha"], status="queued"
+    )
+    assert run.pull_requests == []  # as on GitHub, fork PRs are not listed on check runs
 
 
 def test_issue_comment_installation_and_ping_payloads(server, repo_name):

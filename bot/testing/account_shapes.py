@@ -5,6 +5,7 @@ Every `*_url` points back at the test server so PyGithub can follow it.
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from datetime import UTC, datetime
 from typing import Any
@@ -195,6 +196,14 @@ class AccountShapes:
             "watchers": 0,
             "default_branch": repo.default_branch,
         }
+
+    def fork_repository(self, repo: FakeRepo, owner: str) -> dict[str, Any]:
+        """`owner`'s fork of `repo`, as it appears in the head of a pull request from it."""
+        fork_id = 900_000_000 + zlib.crc32(f"{owner}/{repo.name}".encode()) % 90_000_000
+        fork = dataclasses.replace(repo, id=fork_id, owner=owner, pulls={})
+        shape = self.repository(fork)
+        shape["fork"] = True
+        return shape
 
     def commit(self, repo: FakeRepo, info: dict[str, str]) -> dict[str, Any]:
         """GET /repos/{o}/{r}/commits/{ref} without `files` and `stats` (prbot reads neither)."""

@@ -188,8 +188,13 @@ class FakeGitHub:
         base_branch: str | None = None,
         number: int | None = None,
         draft: bool = False,
+        fork_owner: str | None = None,
     ) -> dict:
-        """Open a PR from an existing branch; sets refs/pull/<n>/head. Returns the REST object."""
+        """Open a PR from an existing branch; sets refs/pull/<n>/head. Returns the REST object.
+
+        With `fork_owner` the PR reads as coming from that user's fork (head.repo, head.label);
+        its commits still live in this repository's storage, reachable as refs/pull/<n>/head.
+        """
         with self.lock:
             repo = self._repo(full_name)
             head_sha = repo.branch_sha(head_branch)
@@ -209,6 +214,7 @@ class FakeGitHub:
                 base_branch=base_branch or repo.default_branch,
                 head_sha=head_sha,
                 draft=draft,
+                fork_owner=fork_owner,
             )
             repo.pulls[number] = pr
             repo.git.set_ref(f"refs/pull/{number}/head", head_sha)
@@ -395,13 +401,23 @@ class FakeGitHub:
         status: int | None = None,
         times: int = 1,
         after_effect: bool = False,
+        message: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Delay and/or fail (with a GitHub error body) the next `times` matching requests.
 
         after_effect=True lets the request take effect first, then delays or fails the answer.
+        `message` and `headers` shape the failure, e.g. a rate limit with Retry-After.
         """
         self.traffic.inject(
-            method, path_regex, delay=delay, status=status, times=times, after_effect=after_effect
+            method,
+            path_regex,
+            delay=delay,
+            status=status,
+            times=times,
+            after_effect=after_effect,
+            message=message,
+            headers=headers,
         )
 
     def clear_injections(self) -> None:

@@ -29,6 +29,17 @@ class Shapes(AccountShapes):
             "repo": self.repository(repo),
         }
 
+    def _head_ref(self, repo: FakeRepo, pr: PullRequest) -> dict[str, Any]:
+        if pr.fork_owner is None:
+            return self._branch_ref(repo, pr.head_branch, pr.head_sha)
+        return {
+            "label": f"{pr.fork_owner}:{pr.head_branch}",
+            "ref": pr.head_branch,
+            "sha": pr.head_sha,
+            "user": self.user(pr.fork_owner),
+            "repo": self.fork_repository(repo, pr.fork_owner),
+        }
+
     def pull(self, repo: FakeRepo, pr: PullRequest, diff: list[DiffEntry]) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo.full_name}"
         html = f"{self.base}/{repo.full_name}/pull/{pr.number}"
@@ -65,7 +76,7 @@ class Shapes(AccountShapes):
             "review_comment_url": f"{api}/pulls/comments{{/number}}",
             "comments_url": f"{api}/issues/{pr.number}/comments",
             "statuses_url": statuses,
-            "head": self._branch_ref(repo, pr.head_branch, pr.head_sha),
+            "head": self._head_ref(repo, pr),
             "base": self._branch_ref(repo, pr.base_branch, base_sha),
             "_links": {
                 "self": {"href": f"{api}/pulls/{pr.number}"},
@@ -212,7 +223,8 @@ class Shapes(AccountShapes):
                 },
             }
             for p in repo.pulls.values()
-            if p.head_sha == run.head_sha and p.state == "open"
+            # GitHub leaves pull requests from forks out of this list.
+            if p.head_sha == run.head_sha and p.state == "open" and p.fork_owner is None
         ]
         return {
             "id": run.id,

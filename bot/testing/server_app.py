@@ -27,6 +27,7 @@ from bot.testing.payloads import error_body
 from bot.testing.rest_api import RestApi
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, strong_etag
 from bot.testing.state import Token
+from bot.testing.traffic import Injection
 
 if TYPE_CHECKING:
     from bot.testing.github_server import FakeGitHub
@@ -76,7 +77,7 @@ class ServerApp:
             if injection.status:
                 # Recorded before answering, so a client that has its answer sees the call.
                 self.gh.traffic.record(method, path, injection.status, query)
-                await _send(send, _injected_failure(injection.status))
+                await _send(send, _injected_failure(injection))
                 return
 
         git = GIT_PATH.match(path)
@@ -96,7 +97,7 @@ class ServerApp:
             if injection.delay:
                 await self._delay(injection.delay)
             if injection.status:
-                response = _injected_failure(injection.status)
+                response = _injected_failure(injection)
         self.gh.traffic.record(method, path, response.status, query)
         await _send(send, response)
 
@@ -190,12 +191,14 @@ def _rate_limit_headers(req: ApiRequest) -> dict[str, str]:
     }
 
 
-def _injected_failure(status: int) -> ApiResponse:
+def _injected_failure(injection: Injection) -> ApiResponse:
+    status = injection.status or 500
     try:
         phrase = HTTPStatus(status).phrase
     except ValueError:
         phrase = "Error"
-    return ApiResponse(status, error_body(phrase, status))
+    body = error_body(injection.message or phrase, status)
+    return ApiResponse(status, body, dict(injection.headers or {}))
 
 
 async def _read_body(receive: Receive) -> bytes:

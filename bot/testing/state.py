@@ -46,6 +46,7 @@ class PullRequest:
     base_branch: str
     head_sha: str
     draft: bool = False
+    fork_owner: str | None = None  # set when the head branch comes from a fork
     state: str = "open"
     created_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)

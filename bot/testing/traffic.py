@@ -27,6 +27,8 @@ class Injection:
     status: int | None
     remaining: int
     after_effect: bool
+    message: str | None = None  # the error body's message; the status's phrase by default
+    headers: dict[str, str] | None = None  # e.g. Retry-After, X-RateLimit-Remaining: 0
 
 
 class Traffic:
@@ -70,9 +72,18 @@ class Traffic:
         status: int | None,
         times: int,
         after_effect: bool,
+        message: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         injection = Injection(
-            method.upper(), re.compile(path_regex), delay, status, times, after_effect
+            method.upper(),
+            re.compile(path_regex),
+            delay,
+            status,
+            times,
+            after_effect,
+            message,
+            dict(headers) if headers else None,
         )
         with self._lock:
             self._injections.append(injection)
