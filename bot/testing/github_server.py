@@ -2,7 +2,19 @@
 
 PyGithub talks to it exactly as to api.github.com (base_url = server.url), and git clones and
 fetches `refs/pull/N/head` from `<url>/<owner>/<repo>.git`. Tests set up state with the methods
-below, build webhook payloads for it, observe what the bot did, and inject faults.
+below, build webhook payloads for it, observe what the bot did, and inject faults:
+
+    with FakeGitHub() as gh:
+        gh.add_installation(1, "acme")
+        gh.create_repo("acme/widgets", installation_id=1, files={"a.py": "x = 1\n"})
+        gh.commit("acme/widgets", "feature", {"a.py": "x = 2\n"})
+        pr = gh.open_pull_request("acme/widgets", head_branch="feature", title="Change a")
+        payload = gh.pull_request_event("acme/widgets", pr["number"], "opened")
+        ...  # deliver payload to prbot; it calls back with PyGithub (base_url=gh.url)
+        assert gh.comments("acme/widgets", pr["number"])[0]["user"]["type"] == "Bot"
+
+Clients should turn off PyGithub's pacing (seconds_between_requests/_writes=None), or every
+write waits a second.
 """
 
 from __future__ import annotations
