@@ -7,12 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import rules
-from bot.checks import get_check
 from bot.cli import main
-from bot.duplicates.export import load_index_from_export
-from bot.report import Report, render_markdown
-from bot.snapshot import ChangedFile, Snapshot
 
 REGISTRY = "vllm/v1/attention/backends/registry.py"
 PATCH = '@@ -58,3 +58,4 @@\n ctx\n+    TOKENSPEED_MLA = "x.TokenSpeedBackend"\n'
@@ -94,66 +89,6 @@ def test_check_open_prs_missing_file_is_one_line(git_repo, tmp_path, capsys) -> 
     assert "cannot read the PR export" in capsys.readouterr().err
 
 
-def _snapshot(title: str, files: list[ChangedFile], author: str = "z") -> Snapshot:
-    return Snapshot(
-        repo="vllm-project/vllm",
-        base_sha="a" * 40,
-        head_sha="b" * 40,
-        base=None,
-        head=None,
-        files=files,
-        number=100,
-        title=title,
-        author=author,
-    )
-
-
-def test_check_section_lists_duplicates_first_and_folds_the_rest(tmp_path, check_context) -> None:
-    files = [{"path": REGISTRY, "additions": 1, "deletions": 0, "patch": PATCH}]
-    records = [
-        {"number": n, "title": f"Add TokenSpeed MLA backend take {n}", "author": f"u{n}"}
-        | {"files": files}
-        for n in range(1, 7)
-    ]
-    records.append(
-        {"number": 50, "title": "@here <b>x</b> ![i](http://x)", "author": "q", "files": files}
-    )
-    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", records))
-    ruleset = rules.load_builtin("default")
-    snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
-    check = get_check("duplicates")
-    section = check.run(snapshot, ruleset.checks.duplicates, check_context)
-    assert section.status == "warn"
-    assert section.findings[0]["tier"] == "likely_duplicate"
-    tiers = [f["tier"] for f in section.findings]
-    assert tiers == sorted(tiers, key=lambda t: t != "likely_duplicate")
-    report = Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section])
-    text = render_markdown(report)
-    assert "Likely duplicates (same goal)" in text
-    assert "more</summary>" in text  # beyond `show` the list folds
-    assert "<b>x</b>" not in text and "@here" not in text and "![i]" not in text
-    assert "`TOKENSPEED_MLA`" in text
-
-
-def test_check_without_index_or_for_bots_is_skipped(check_context) -> None:
-    rules_ = rules.load_builtin("default").checks.duplicates
-    check = get_check("duplicates")
-    assert check.run(_snapshot("x", []), rules_, check_context).status == "skip"
-    check_context.open_prs = load_index_from_export.__class__  # any non-None index
-    bot = _snapshot("Bump x", [], author="dependabot[bot]")
-    assert "bot" in check.run(bot, rules_, check_context).summary
-
-
-def test_nothing_found_says_so_in_one_line(tmp_path, check_context) -> None:
-    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", _records()))
-    rules_ = rules.load_builtin("default").checks.duplicates
-    section = get_check("duplicates").run(
-        _snapshot("Refactor the tokenizer pool", []), rules_, check_context
-    )
-    assert section.status == "pass" and section.findings == []
-    assert section.summary.startswith("no likely duplicates or overlapping work among 4")
-
-
 @pytest.mark.slow
 def test_prbot_check_audits_against_an_export(git_repo, tmp_path, capsys) -> None:
     git_repo.commit({REGISTRY: "\n".join(f"line {i}" for i in range(80)) + "\n"}, "base")
@@ -203,14 +138,3 @@ def test_bad_records_are_named_and_the_run_goes_on(tmp_path, capsys) -> None:
     assert "prs.jsonl:7 (#21): body has 500,000 characters" in err
     assert "prs.jsonl:9 (#23): title is int, not text; ignored" in err
     assert "prs.jsonl:10: skipped: expected a JSON object, got list" in err
-
-
-def test_check_copes_with_a_huge_snapshot(tmp_path, check_context) -> None:
-    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", _records()))
-    files = [ChangedFile(f"vllm/gen/f{i}.py", additions=1) for i in range(3_000)]
-    files.append(ChangedFile("logo.png", binary=True))
-    snapshot = _snapshot("Add TokenSpeed MLA backend", files)
-    snapshot.body = "x " * 200_000
-    rules_ = rules.load_builtin("default").checks.duplicates
-    section = get_check("duplicates").run(snapshot, rules_, check_context)
-    assert section.status in ("pass", "warn")

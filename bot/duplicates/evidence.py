@@ -25,3 +25,26 @@ class Evidence:
 
     def __str__(self) -> str:
         return "".join(f"`{s}`" if kind == "code" else s for kind, s in self.parts)
+
+
+_EVIDENCE_ORDER = (
+    "both fix",
+    "this PR mentions",
+    "#",
+    "both add",
+    "overlapping edits",
+    "",  # "N of M changed files shared"
+    "both mention",
+    "similar title",
+    "similar added code",
+    "opened",
+)
+
+
+def evidence_rank(item: Evidence) -> int:
+    """Strongest first: claims and links, new names, edits, files, then wording and time."""
+    text = str(item)
+    for rank, prefix in enumerate(_EVIDENCE_ORDER):
+        if prefix and text.startswith(prefix):
+            return rank
+    return _EVIDENCE_ORDER.index("")

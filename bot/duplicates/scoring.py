@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from bot.duplicates.code import METHOD_PREFIX, display_name
-from bot.duplicates.evidence import Evidence
+from bot.duplicates.evidence import Evidence, evidence_rank
 from bot.duplicates.features import PRFeatures
+from bot.duplicates.similarity import CorpusStats, QueryVector
 from bot.snapshot import path_matches
 
 LIKELY_DUPLICATE = "likely_duplicate"
@@ -85,20 +86,6 @@ def _matches_any(path: str, patterns: tuple[str, ...]) -> bool:
     return any(path_matches(path, pattern) for pattern in patterns)
 
 
-class CorpusStats(Protocol):
-    """Document frequencies from the index, so rare shared things weigh more."""
-
-    size: int
-
-    def term_df(self, term: str) -> int: ...
-
-    def code_term_df(self, term: str) -> int: ...
-
-    def path_df(self, path: str) -> int: ...
-
-    def identifier_df(self, name: str) -> int: ...
-
-
 @dataclass
 class Candidate:
     """One open PR that may duplicate or overlap the queried one."""
@@ -118,72 +105,6 @@ class Candidate:
             "tier": self.tier,
             "evidence": [str(e) for e in self.evidence],
         }
-
-
-def _idf(df: int, size: int) -> float:
-    return math.log((size + 1) / (df + 1)) + 1.0
-
-
-def _vector(terms: dict[str, int], stats: CorpusStats, code: bool = False) -> dict[str, float]:
-    size = stats.size
-    df = stats.code_term_df if code else stats.term_df
-    return {t: (1.0 + math.log(c)) * _idf(df(t), size) for t, c in terms.items()}
-
-
-def cosine(a: dict[str, float], b: dict[str, float]) -> float:
-    if not a or not b:
-        return 0.0
-    if len(a) > len(b):
-        a, b = b, a
-    dot = sum(w * b[t] for t, w in a.items() if t in b)
-    if not dot:
-        return 0.0
-    norm = math.sqrt(sum(w * w for w in a.values())) * math.sqrt(sum(w * w for w in b.values()))
-    return dot / norm
-
-
-# A cached document norm is reused until the index size drifts this much: document
-# frequencies move slowly, and recomputing every candidate's norm per query dominated latency.
-NORM_DRIFT = 0.1
-
-
-def _norm(features: PRFeatures, kind: str, stats: CorpusStats) -> float:
-    cached = features.norms.get(kind)
-    size = stats.size
-    if cached is not None and abs(cached[0] - size) <= NORM_DRIFT * max(cached[0], 1):
-        return cached[1]
-    terms = getattr(features, kind)
-    vector = _vector(terms, stats, code=kind == "code_terms")
-    norm = math.sqrt(sum(w * w for w in vector.values()))
-    features.norms[kind] = (size, norm)
-    return norm
-
-
-class _QueryVector:
-    """One side of a cosine, prepared once: weights and idf of the query's terms."""
-
-    def __init__(self, terms: dict[str, int], stats: CorpusStats, kind: str) -> None:
-        df = stats.code_term_df if kind == "code_terms" else stats.term_df
-        self.kind = kind
-        self.idf = {t: _idf(df(t), stats.size) for t in terms}
-        self.weights = {t: (1.0 + math.log(c)) * self.idf[t] for t, c in terms.items()}
-        self.norm = math.sqrt(sum(w * w for w in self.weights.values()))
-
-    def cosine(self, other: PRFeatures, stats: CorpusStats) -> float:
-        theirs = getattr(other, self.kind)
-        if not self.norm or not theirs:
-            return 0.0
-        mine = self.weights
-        if len(mine) <= len(theirs):
-            shared = [t for t in mine if t in theirs]
-        else:
-            shared = [t for t in theirs if t in mine]
-        if not shared:
-            return 0.0
-        idf = self.idf
-        dot = sum(mine[t] * (1.0 + math.log(theirs[t])) * idf[t] for t in shared)
-        other_norm = _norm(other, self.kind, stats)
-        return dot / (self.norm * other_norm) if other_norm else 0.0
 
 
 def path_weight(path: str, stats: CorpusStats, config: ScoringConfig) -> float:
@@ -214,9 +135,9 @@ class PreparedQuery:
         self.features = features
         self.stats = stats
         self.config = config
-        self.text = _QueryVector(features.terms, stats, "terms")
-        self.title = _QueryVector(features.title_terms, stats, "title_terms")
-        self.code = _QueryVector(features.code_terms, stats, "code_terms")
+        self.text = QueryVector(features.terms, stats, "terms")
+        self.title = QueryVector(features.title_terms, stats, "title_terms")
+        self.code = QueryVector(features.code_terms, stats, "code_terms")
         self.paths = _weighted_paths(features, stats, config)
 
     def score(self, other: PRFeatures) -> Candidate:
@@ -278,7 +199,7 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     if days is not None and days < 14:
         evidence.append(Evidence.text(_apart(days)))
 
-    evidence.sort(key=_evidence_rank)
+    evidence.sort(key=evidence_rank)
     z = INTERCEPT_WITH_CODE if code_known else INTERCEPT_TEXT_ONLY
     z += sum(WEIGHTS[name] * value for name, value in signals.items() if name in WEIGHTS)
     score = 1.0 / (1.0 + math.exp(-z))
@@ -352,29 +273,6 @@ def _code_signals(
             if both:
                 parts += [" to ", ("code", both[0])]
             evidence.append(Evidence.text(*parts))
-
-
-_EVIDENCE_ORDER = (
-    "both fix",
-    "this PR mentions",
-    "#",
-    "both add",
-    "overlapping edits",
-    "",  # "N of M changed files shared"
-    "both mention",
-    "similar title",
-    "similar added code",
-    "opened",
-)
-
-
-def _evidence_rank(item: Evidence) -> int:
-    """Strongest first: claims and links, new names, edits, files, then wording and time."""
-    text = str(item)
-    for rank, prefix in enumerate(_EVIDENCE_ORDER):
-        if prefix and text.startswith(prefix):
-            return rank
-    return _EVIDENCE_ORDER.index("")
 
 
 def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidence:

@@ -1,0 +1,81 @@
+"""Text similarity for the scorer: TF-IDF cosine over the index's document frequencies.
+
+The queried PR's weights are prepared once per query; each candidate's vector norm is cached
+on its features, so scoring a candidate costs one pass over the shared terms.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from bot.duplicates.features import PRFeatures
+
+
+class CorpusStats(Protocol):
+    """Document frequencies from the index, so rare shared things weigh more."""
+
+    size: int
+
+    def term_df(self, term: str) -> int: ...
+
+    def code_term_df(self, term: str) -> int: ...
+
+    def path_df(self, path: str) -> int: ...
+
+    def identifier_df(self, name: str) -> int: ...
+
+
+def _idf(df: int, size: int) -> float:
+    return math.log((size + 1) / (df + 1)) + 1.0
+
+
+def tfidf_vector(terms: dict[str, int], stats: CorpusStats, code: bool = False) -> dict[str, float]:
+    """Sublinear tf times smoothed idf, per term."""
+    size = stats.size
+    df = stats.code_term_df if code else stats.term_df
+    return {t: (1.0 + math.log(c)) * _idf(df(t), size) for t, c in terms.items()}
+
+
+# A cached document norm is reused until the index size drifts this much: document
+# frequencies move slowly, and recomputing every candidate's norm per query dominated latency.
+NORM_DRIFT = 0.1
+
+
+def _norm(features: PRFeatures, kind: str, stats: CorpusStats) -> float:
+    cached = features.norms.get(kind)
+    size = stats.size
+    if cached is not None and abs(cached[0] - size) <= NORM_DRIFT * max(cached[0], 1):
+        return cached[1]
+    terms = getattr(features, kind)
+    vector = tfidf_vector(terms, stats, code=kind == "code_terms")
+    norm = math.sqrt(sum(w * w for w in vector.values()))
+    features.norms[kind] = (size, norm)
+    return norm
+
+
+class QueryVector:
+    """One side of a cosine, prepared once: weights and idf of the query's terms."""
+
+    def __init__(self, terms: dict[str, int], stats: CorpusStats, kind: str) -> None:
+        df = stats.code_term_df if kind == "code_terms" else stats.term_df
+        self.kind = kind
+        self.idf = {t: _idf(df(t), stats.size) for t in terms}
+        self.weights = {t: (1.0 + math.log(c)) * self.idf[t] for t, c in terms.items()}
+        self.norm = math.sqrt(sum(w * w for w in self.weights.values()))
+
+    def cosine(self, other: PRFeatures, stats: CorpusStats) -> float:
+        theirs = getattr(other, self.kind)
+        if not self.norm or not theirs:
+            return 0.0
+        mine = self.weights
+        if len(mine) <= len(theirs):
+            shared = [t for t in mine if t in theirs]
+        else:
+            shared = [t for t in theirs if t in mine]
+        if not shared:
+            return 0.0
+        idf = self.idf
+        dot = sum(mine[t] * (1.0 + math.log(theirs[t])) * idf[t] for t in shared)
+        other_norm = _norm(other, self.kind, stats)
+        return dot / (self.norm * other_norm) if other_norm else 0.0

@@ -1,0 +1,37 @@
+"""Code features: identifiers the diff adds, base line ranges, added-code words."""
+
+from __future__ import annotations
+
+from bot.duplicates.code import base_ranges, code_terms, identifiers_added
+from bot.duplicates.records import FileChange
+
+
+def test_identifiers_from_python_c_requirements_and_config() -> None:
+    python = FileChange(
+        "vllm/x.py",
+        patch="@@ -10,0 +10,5 @@\n+    TOKENSPEED_MLA = auto()\n+def build_tokenspeed(x):\n"
+        "+    def get_name(self):\n+    enable_fast_path: bool = False\n"
+        '+    "VLLM_USE_FOO": lambda: 1,\n',
+    )
+    assert identifiers_added(python) == {
+        "TOKENSPEED_MLA",
+        "build_tokenspeed",
+        "method:get_name",
+        "enable_fast_path",
+        "VLLM_USE_FOO",
+    }
+    cuda = FileChange("csrc/a.cu", patch="@@ -1 +1,2 @@\n+__global__ void my_kernel(float* x) {\n")
+    assert identifiers_added(cuda) == {"my_kernel"}
+    reqs = FileChange("requirements/cuda.txt", patch="@@ -1 +1,2 @@\n+Flash_Attn >= 2\n+-r x.txt\n")
+    assert identifiers_added(reqs) == {"requirement:flash-attn"}
+    yaml = FileChange("ci.yaml", patch="@@ -1 +1,2 @@\n+- label: x\n+  gpu_type: b200\n")
+    assert identifiers_added(yaml) == {"gpu_type"}
+
+
+def test_base_ranges_and_code_terms() -> None:
+    patch = "@@ -10,6 +10,7 @@ def f():\n ctx\n+new_call(x)\n@@ -40 +41 @@\n-a\n+b\n"
+    ranges = base_ranges(patch)
+    assert [(r.start, r.end) for r in ranges] == [(10, 15), (40, 40)]
+    assert ranges[0].overlaps(ranges[1], slack=30) and not ranges[0].overlaps(ranges[1])
+    assert code_terms([FileChange("a.py", patch=patch)])["new_call"] == 1
+    assert code_terms([FileChange("a.png", patch=None, binary=True)]) == {}

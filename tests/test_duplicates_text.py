@@ -1,0 +1,39 @@
+"""Text features: tokens, template boilerplate, claimed issues, stacked series."""
+
+from __future__ import annotations
+
+from bot.duplicates.text import claimed_issues, clean_body, mentioned_numbers, tokens
+
+
+def test_tokens_split_identifiers_and_stem() -> None:
+    words = tokens("Fix crashes in FlashAttention when block_size is 32")
+    assert {"crash", "flashattent", "flash", "attent", "block_siz", "block"} <= set(words)
+    assert "in" not in words and "32" not in words
+    # spellings people vary: acronyms, MoE, hyphenated compounds
+    assert "sdpa" in tokens("scaled_dot_product_attention")
+    assert "moe" in tokens("MoE") and "moe" in tokens("moe")
+    assert "allreduc" in tokens("all-reduce") and "allreduc" in tokens("allreduce")
+
+
+def test_stacked_series_are_recognised() -> None:
+    from bot.duplicates.text import stacked_on
+
+    assert stacked_on("Stacked on #12. Follow-up to #13, depends on org/r#14") == {12, 13, 14}
+    assert stacked_on("Duplicate of #15") == set()
+
+
+def test_claims_are_stronger_than_mentions() -> None:
+    body = "Fixes #12, closes org/repo#13 and resolves https://github.com/o/r/issues/14. See #15."
+    assert claimed_issues(body) == {12, 13, 14}
+    assert mentioned_numbers(body) == {12, 13, 14, 15}
+    assert claimed_issues("<!-- Fixes #99 in the template -->") == set()
+
+
+def test_template_boilerplate_is_dropped() -> None:
+    body = (
+        "<!-- comment -->\nDESCRIBE THE CHANGE BELOW AND TICK EVERY ITEM OF THE CHECKLIST.\n"
+        "## Purpose\nreal words\n- [ ] tick me\n```python\ncode()\n```\n"
+    )
+    cleaned = clean_body(body)
+    assert "real words" in cleaned
+    assert "DESCRIBE" not in cleaned and "tick me" not in cleaned and "code()" not in cleaned
