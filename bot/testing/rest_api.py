@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.testing.auth import mint_installation_token, rate_limit_status
 from bot.testing.graphql import answer_graphql
@@ -16,7 +16,7 @@ from bot.testing.rest_core import (
     not_found,
     paginate,
 )
-from bot.testing.state import FakeRepo
+from bot.testing.state import FakeRepo, PullRequest
 
 if TYPE_CHECKING:
     from bot.testing.github_server import FakeGitHub
@@ -70,16 +70,18 @@ class RestApi:
             raise not_found()
         return repo
 
-    def pull(self, repo: FakeRepo, number: int):
+    def pull(self, repo: FakeRepo, number: int) -> PullRequest:
         pr = repo.pulls.get(number)
         if pr is None:
             raise not_found()
         return pr
 
-    def ok(self, body, status: int = 200, headers: dict[str, str] | None = None) -> ApiResponse:
+    def ok(
+        self, body: Any, status: int = 200, headers: dict[str, str] | None = None
+    ) -> ApiResponse:
         return ApiResponse(status, body, headers or {})
 
-    def page(self, req: ApiRequest, items: list) -> ApiResponse:
+    def page(self, req: ApiRequest, items: list[Any]) -> ApiResponse:
         chunk, headers = paginate(self.gh.url, req, items)
         return ApiResponse(200, chunk, headers)
 
