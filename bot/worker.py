@@ -29,7 +29,7 @@ from bot.checks import CheckContext, Section, Status
 from bot.commands import parse_commands
 from bot.config import Settings
 from bot.github_app import GitHubApp, InstallationClient
-from bot.gitrepo import BlobReader
+from bot.gitrepo import BlobReader, GitError, run_git
 from bot.metrics import JOB_LATENCY
 from bot.mirror import RepoMirror, StaleHead
 from bot.permissions import command_allowed, effective_level, is_trusted, needs_permission_lookup
@@ -230,13 +230,11 @@ class Worker:
         repo = payload["repository"]["full_name"]
         number = issue["number"]
         client = self._client(payload)
-        ruleset = self._rules_for_commands(repo)
-        trust_bots = set(ruleset.trust.bots) if ruleset else set()
+        ruleset = self._rules_for_commands(payload)
+        trust_bots = set(ruleset.trust.bots)
         if commenter in trust_bots:
             return
-        allow = (
-            ruleset.commands.recheck.allow if ruleset else ["author", "write", "maintain", "admin"]
-        )
+        allow = ruleset.commands.recheck.allow
         pr_author = (issue.get("user") or {}).get("login")
         level = None
         if needs_permission_lookup(allow, commenter=commenter, pr_author=pr_author):
@@ -282,11 +280,26 @@ class Worker:
         )
         state.finish_effect(self.engine, key, str(comment_id), head)
 
-    def _rules_for_commands(self, repo: str) -> Any:
+    def _rules_for_commands(self, payload: dict[str, Any]) -> Any:
+        """The repository's rules as of its default branch in the mirror, else the defaults."""
+        repository = payload["repository"]
+        mirror = RepoMirror(
+            self.settings.data_dir, repository["full_name"], repository.get("clone_url") or ""
+        )
+        branch = repository.get("default_branch") or "main"
+        text = None
+        if (mirror.path / "HEAD").exists():
+            try:
+                text = run_git(
+                    mirror.path,
+                    ["show", f"refs/prbot/heads/{branch}:{rules_module.REPO_RULES_PATH}"],
+                ).decode("utf-8", "replace")
+            except GitError:
+                text = None
         try:
-            return rules_module.load_builtin(self.settings.default_rules)
+            return rules_module.for_repository(text, default=self.settings.default_rules)
         except rules_module.RulesError:
-            return None
+            return rules_module.load_builtin(self.settings.default_rules)
 
     def _client(self, payload: dict[str, Any]) -> InstallationClient | None:
         installation_id = (payload.get("installation") or {}).get("id")
@@ -359,7 +372,6 @@ class Worker:
 
     def build_snapshot(self, mirror: RepoMirror, repo: str, pull: dict[str, Any]) -> Snapshot:
         reader = BlobReader(mirror.path)
-        ruleset_trust = self._trusted_associations()
         return Snapshot(
             repo=repo,
             base_sha=pull["base_sha"],
@@ -372,17 +384,11 @@ class Worker:
             body=pull["body"],
             author=pull["author"],
             author_association=pull["author_association"],
-            trusted=is_trusted(pull["author_association"], ruleset_trust),
+            trusted=False,  # decided by the repository's rules in build_report
             created_at=pull.get("created_at"),
             html_url=pull.get("html_url"),
             clone_dir=mirror.path,
         )
-
-    def _trusted_associations(self) -> list[str]:
-        try:
-            return rules_module.load_builtin(self.settings.default_rules).trust.trusted_associations
-        except rules_module.RulesError:
-            return ["OWNER", "MEMBER", "COLLABORATOR"]
 
     def build_report(self, snapshot: Snapshot) -> Report:
         rules_error: str | None = None
@@ -394,6 +400,9 @@ class Worker:
         except rules_module.RulesError as exc:
             rules_error = str(exc)
             ruleset = rules_module.load_builtin(self.settings.default_rules)
+        snapshot.trusted = is_trusted(
+            snapshot.author_association, ruleset.trust.trusted_associations
+        )
         with tempfile.TemporaryDirectory(prefix="prbot-run-") as work:
             context = CheckContext(
                 work_dir=Path(work),

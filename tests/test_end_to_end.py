@@ -228,3 +228,48 @@ def test_health_ready_and_metrics(stack):
     metrics = stack.http.get(f"{stack.server.url}/metrics").text
     assert 'prbot_deliveries_total{event="watch",outcome="ignored"}' in metrics
     assert "prbot_queue_jobs" in metrics
+
+
+def test_repository_rules_decide_the_command_policy(tmp_path):
+    with LocalStack(tmp_path / "stack") as stack:
+        gh = stack.github
+        gh.create_repo(
+            REPO,
+            installation_id=INSTALLATION_ID,
+            files={
+                "a.py": "x = 1\n",
+                ".github/prbot.yml": "commands:\n  recheck:\n    allow: [admin]\n",
+            },
+        )
+        number = _open_pr(stack)
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        wait_for(lambda: _bot_comments(stack, number), what="first report")
+        wait_for(lambda: _queue_idle(stack), what="idle queue")
+        comment = gh.add_user_comment(REPO, number, "alice", "/recheck")  # the author
+        stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
+        wait_for(lambda: _queue_idle(stack), what="idle queue")
+        assert gh.reactions(REPO, comment["id"]) == []
+        replies = [
+            c
+            for c in gh.comments(REPO, number)
+            if c["user"]["type"] == "Bot" and MARKER not in c["body"]
+        ]
+        assert len(replies) == 1
+
+
+def test_invalid_repository_rules_are_a_finding_not_a_crash(tmp_path):
+    with LocalStack(tmp_path / "stack") as stack:
+        gh = stack.github
+        gh.create_repo(
+            REPO,
+            installation_id=INSTALLATION_ID,
+            files={
+                "a.py": "x = 1\n",
+                ".github/prbot.yml": "checks:\n  changed_files:\n    areas: 12\n",
+            },
+        )
+        number = _open_pr(stack)
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        body = wait_for(lambda: _bot_comments(stack, number), what="report")[0]["body"]
+        assert ".github/prbot.yml:3" in body and "checks.changed\\_files.areas" in body
+        assert "Changed files" in body  # the checks still ran, on the defaults

@@ -50,8 +50,8 @@ def test_killed_worker_job_completes_once(tmp_path, method, path, after_effect):
 
         first = _start_worker(stack)
         try:
-            # The server records a call when it answers; an injection is used up on arrival.
-            wait_for(lambda: not gh._injections, what="the stalled request to arrive")
+            # An injection is used up when its request arrives, before the delay.
+            wait_for(lambda: not gh.pending_injections(), what="the stalled request to arrive")
             if after_effect:
                 wait_for(lambda: gh.comments(REPO, number), what="the comment to exist")
         finally:
