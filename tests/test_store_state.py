@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
 import sqlalchemy as sa
 
 from bot.checks.base import Cache
@@ -136,3 +137,8 @@ def test_naive_times_are_taken_as_utc(engine: sa.Engine) -> None:
     naive_later = (T0 + timedelta(seconds=1)).replace(tzinfo=None)
     assert observe_head(engine, "org/repo", 1, "bbb", naive_later) is True
     assert observe_head(engine, "org/repo", 1, "ccc", T0) is False
+
+
+def test_installation_needs_an_id(engine: sa.Engine) -> None:
+    with pytest.raises(ValueError, match="installation id"):
+        record_installation(engine, None, "org", None)  # type: ignore[arg-type]

@@ -48,6 +48,9 @@ def make_engine(url: str, **engine_options: object) -> sa.Engine:
         parsed = make_url(url)
     except ArgumentError:
         raise DatabaseUrlError(f"not a database URL: {url!r}") from None
+    # The webhook records deliveries from a thread pool; let it hold more than 5 connections.
+    engine_options.setdefault("pool_size", 10)
+    engine_options.setdefault("max_overflow", 20)
     backend, _, driver = parsed.drivername.partition("+")
     if backend in ("postgresql", "postgres"):
         # psycopg 3 is the driver we ship; SQLAlchemy would pick psycopg2 for a bare URL.

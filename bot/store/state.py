@@ -38,6 +38,8 @@ def record_installation(
     deleted: bool = False,
 ) -> None:
     """Create or replace what is known about an installation."""
+    if installation_id is None:
+        raise ValueError("record_installation needs an installation id")
     now = utcnow()
     values = {
         "installation_id": installation_id,
