@@ -43,8 +43,9 @@ def summarize(findings: list[dict[str, Any]]) -> tuple[Status, str]:
     if drifted:
         parts = []
         for f in drifted:
-            what = f"{len(f['cells'])} cells" if f["cells"] else "text edited by hand"
-            parts.append(f"{f['path']} ({what})")
+            what = [f"{len(f['cells'])} cells"] if f["cells"] else []
+            what += ["text edited by hand"] if f.get("manual_edits") else []
+            parts.append(f"{f['path']} ({', '.join(what)})")
         return Status.FAIL, "out of sync: " + ", ".join(parts)
     if broken:
         first = next(p for p in broken[0]["problems"] if p["severity"] == "error")
