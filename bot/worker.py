@@ -14,59 +14,29 @@ import json
 import logging
 import os
 import socket
-import tempfile
 import threading
 import time
 import traceback
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
 from bot import rules as rules_module
-from bot.checks import CheckContext, Section, Status
 from bot.commands import parse_commands
 from bot.config import Settings
 from bot.github_app import GitHubApp, InstallationClient
-from bot.gitrepo import BlobReader, GitError, run_git
+from bot.gitrepo import GitError, run_git
 from bot.metrics import JOB_LATENCY
-from bot.mirror import RepoMirror, StaleHead
-from bot.permissions import command_allowed, effective_level, is_trusted, needs_permission_lookup
-from bot.publish import Publisher
-from bot.report import Report, build_report, render_markdown
-from bot.sandbox import SandboxRunner
-from bot.snapshot import GitTree, Snapshot, diff_files
+from bot.mirror import RepoMirror
+from bot.permissions import command_allowed, effective_level, needs_permission_lookup
+from bot.pipeline import Pipeline, parse_time, pull_summary
 from bot.store import deliveries, state
 from bot.store.queue import Job, Queue
 
 log = logging.getLogger(__name__)
 
 PIPELINE_ACTIONS = {"opened", "synchronize", "reopened", "edited", "ready_for_review"}
-
-
-def _parse_time(value: str | None) -> datetime:
-    if not value:
-        return datetime.now(UTC)
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def pull_summary(pull: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a pull-request object the pipeline needs, small enough for a job row."""
-    return {
-        "number": pull["number"],
-        "title": pull.get("title") or "",
-        "body": pull.get("body") or "",
-        "author": (pull.get("user") or {}).get("login", ""),
-        "author_association": pull.get("author_association") or "NONE",
-        "head_sha": pull["head"]["sha"],
-        "base_sha": pull["base"]["sha"],
-        "base_ref": pull["base"]["ref"],
-        "created_at": pull.get("created_at"),
-        "updated_at": pull.get("updated_at"),
-        "html_url": pull.get("html_url"),
-        "state": pull.get("state", "open"),
-    }
 
 
 def _html_base(repository: dict[str, Any]) -> str:
@@ -88,7 +58,7 @@ class Worker:
         self.queue = queue
         self.app = app
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
-        self.runner = SandboxRunner()
+        self.pipeline = Pipeline(settings, engine, app)
 
     # ---------------------------------------------------------------- loop
     def run_forever(self, stop: threading.Event) -> None:
@@ -141,7 +111,7 @@ class Worker:
         if job.kind == "delivery":
             self.handle_delivery(job.payload["delivery_id"])
         elif job.kind == "pipeline":
-            self.run_pipeline(job.payload)
+            self.pipeline.run(job.payload)
         else:
             raise ValueError(f"unknown job kind {job.kind!r}")
 
@@ -180,9 +150,9 @@ class Worker:
             repo,
             pull["number"],
             pull["head"]["sha"],
-            _parse_time(pull.get("updated_at")),
+            parse_time(pull.get("updated_at")),
         )
-        self._update_open_pr_index(payload, None)
+        self.pipeline.update_open_pr_index(payload, None)
         if action not in PIPELINE_ACTIONS or pull.get("state") != "open":
             return
         self.enqueue_pipeline(payload, pull_summary(pull), reason=f"pull_request.{action}")
@@ -306,134 +276,3 @@ class Worker:
         if self.app is None or installation_id is None:
             return None
         return self.app.installation(int(installation_id))
-
-    # ---------------------------------------------------------------- pipeline
-    def run_pipeline(self, job: dict[str, Any]) -> None:
-        repo, number = job["repo"], job["number"]
-        client = self._client({"installation": {"id": job.get("installation_id")}})
-        pull = job.get("pull")
-        if pull is None:  # /recheck: the current head, from GitHub
-            if client is None:
-                raise RuntimeError("a recheck needs GitHub access")
-            info = client.get_pull(repo, number)
-            pull = pull_summary(info.payload)
-            state.observe_head(
-                self.engine, repo, number, pull["head_sha"], _parse_time(pull.get("updated_at"))
-            )
-        current = state.current_head(self.engine, repo, number)
-        if current is not None and current != pull["head_sha"]:
-            log.info("%s#%s: %s superseded by %s", repo, number, pull["head_sha"][:12], current)
-            return
-        mirror = RepoMirror(self.settings.data_dir, repo, job["clone_url"])
-        token = client.token() if client is not None else None
-        try:
-            mirror.fetch_pull(token, number, pull["base_ref"], pull["base_sha"], pull["head_sha"])
-        except StaleHead as exc:
-            log.info("skipping: %s", exc)
-            return
-        snapshot = self.build_snapshot(mirror, repo, pull)
-        if job.get("raw_pull_event"):
-            self._update_open_pr_index(job["raw_pull_event"], snapshot)
-        report = self.build_report(snapshot)
-        markdown = render_markdown(report, html_base=job.get("html_base") or "https://github.com")
-        state.save_report(
-            self.engine,
-            repo,
-            number,
-            snapshot.head_sha,
-            str(report.status),
-            report.to_json(),
-            markdown,
-        )
-        if self.settings.dry_run or client is None:
-            log.info(
-                "dry run: report for %s#%s@%s stored, not published",
-                repo,
-                number,
-                snapshot.head_sha[:12],
-            )
-            return
-        publisher = Publisher(
-            self.engine,
-            client,
-            self.app.bot_login(),  # type: ignore[union-attr]
-            self.settings.data_dir / "locks",
-        )
-        result = publisher.publish(repo, number, report, markdown)
-        log.info(
-            "%s#%s@%s: %s",
-            repo,
-            number,
-            snapshot.head_sha[:12],
-            "published" if result.published else result.reason,
-        )
-        if job.get("comment_id"):
-            client.add_reaction(repo, int(job["comment_id"]), "rocket")
-
-    def build_snapshot(self, mirror: RepoMirror, repo: str, pull: dict[str, Any]) -> Snapshot:
-        reader = BlobReader(mirror.path)
-        return Snapshot(
-            repo=repo,
-            base_sha=pull["base_sha"],
-            head_sha=pull["head_sha"],
-            base=GitTree(mirror.path, pull["base_sha"], reader),
-            head=GitTree(mirror.path, pull["head_sha"], reader),
-            files=diff_files(mirror.path, pull["base_sha"], pull["head_sha"]),
-            number=pull["number"],
-            title=pull["title"],
-            body=pull["body"],
-            author=pull["author"],
-            author_association=pull["author_association"],
-            trusted=False,  # decided by the repository's rules in build_report
-            created_at=pull.get("created_at"),
-            html_url=pull.get("html_url"),
-            clone_dir=mirror.path,
-        )
-
-    def build_report(self, snapshot: Snapshot) -> Report:
-        rules_error: str | None = None
-        try:
-            ruleset = rules_module.for_repository(
-                snapshot.base.read_text(rules_module.REPO_RULES_PATH),
-                default=self.settings.default_rules,
-            )
-        except rules_module.RulesError as exc:
-            rules_error = str(exc)
-            ruleset = rules_module.load_builtin(self.settings.default_rules)
-        snapshot.trusted = is_trusted(
-            snapshot.author_association, ruleset.trust.trusted_associations
-        )
-        with tempfile.TemporaryDirectory(prefix="prbot-run-") as work:
-            context = CheckContext(
-                work_dir=Path(work),
-                cache=state.StoreCache(self.engine),
-                open_prs=self._open_pr_index(snapshot.repo),
-                runner=self.runner,
-                dry_run=self.settings.dry_run,
-            )
-            report = build_report(snapshot, ruleset, context)
-        if rules_error:
-            report.sections.insert(
-                0,
-                Section(
-                    "rules",
-                    Status.ERROR,
-                    f"{rules_module.REPO_RULES_PATH} is invalid, defaults used: {rules_error}",
-                ),
-            )
-        return report
-
-    # ---------------------------------------------------------------- duplicates index
-    def _open_pr_index(self, repo: str) -> Any:
-        try:
-            from bot.duplicates.store import DatabaseIndex
-        except ImportError:
-            return None
-        return DatabaseIndex(self.engine, repo)
-
-    def _update_open_pr_index(self, payload: dict[str, Any], snapshot: Snapshot | None) -> None:
-        try:
-            from bot.duplicates.store import apply_pull_request_event
-        except ImportError:
-            return
-        apply_pull_request_event(self.engine, payload, snapshot.files if snapshot else None)
