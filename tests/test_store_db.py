@@ -104,3 +104,22 @@ def test_a_reader_does_not_block_writers(engine: sa.Engine) -> None:
             engine, guid="g", event="ping", action=None, repo=None, installation_id=None, body=b""
         )
     assert count_deliveries(engine) == 1
+
+
+def connect_params(url: str) -> dict:
+    """The keyword arguments the engine hands to psycopg.connect (the attempt is refused)."""
+    engine = make_engine(url)
+    seen: dict = {}
+
+    @sa.event.listens_for(engine, "do_connect")
+    def capture(dialect, record, cargs, cparams) -> None:
+        seen.update(cparams)
+
+    assert ping(engine) is False  # nothing listens on port 1
+    return seen
+
+
+def test_postgres_connections_time_out() -> None:
+    assert connect_params("postgresql://prbot@127.0.0.1:1/prbot")["connect_timeout"] == 10
+    custom = connect_params("postgresql://prbot@127.0.0.1:1/prbot?connect_timeout=3")
+    assert custom["connect_timeout"] == "3", "the URL's own value wins"

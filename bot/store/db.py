@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -51,12 +52,18 @@ def make_engine(url: str, **engine_options: object) -> sa.Engine:
     # The webhook records deliveries from a thread pool; let it hold more than 5 connections.
     engine_options.setdefault("pool_size", 10)
     engine_options.setdefault("max_overflow", 20)
+    connect_args: dict[str, Any] = dict(engine_options.pop("connect_args", None) or {})
     backend, _, driver = parsed.drivername.partition("+")
     if backend in ("postgresql", "postgres"):
         # psycopg 3 is the driver we ship; SQLAlchemy would pick psycopg2 for a bare URL.
         if not driver or backend == "postgres":
             parsed = parsed.set(drivername=f"postgresql+{driver or 'psycopg'}")
-        return sa.create_engine(parsed, pool_pre_ping=True, **engine_options)
+        if "connect_timeout" not in parsed.query:
+            # Fail /readyz and the webhook in seconds, not after the OS gives up on TCP.
+            connect_args.setdefault("connect_timeout", 10)
+        return sa.create_engine(
+            parsed, pool_pre_ping=True, connect_args=connect_args, **engine_options
+        )
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
             raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/prbot.sqlite")
@@ -68,7 +75,7 @@ def make_engine(url: str, **engine_options: object) -> sa.Engine:
         engine = sa.create_engine(
             parsed,
             # Connections move between threads through the pool, never used by two at once.
-            connect_args={"check_same_thread": False, "timeout": 10},
+            connect_args={"check_same_thread": False, "timeout": 10, **connect_args},
             **engine_options,
         )
         _tune_sqlite(engine)
