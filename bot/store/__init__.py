@@ -15,7 +15,8 @@ Modules: ``db`` (engines, migrate, ping), ``schema`` (the tables), ``queue``, ``
 Adding a migration
 ------------------
 1. Define or change the table in Core (``sa.Table(..., bot.store.schema.metadata)``); a new
-   table may live in your own module as long as it uses that ``metadata`` object.
+   table may live in your own package's ``schema`` module (``bot/<pkg>/schema.py``, like
+   ``bot/duplicates/schema.py``) as long as it uses that ``metadata`` object.
 2. Add ``bot/store/migrations/versions/<rev>_<what>.py`` with ``revision = "<rev>"`` (the next
    short number: "0002", "0003", ...) and ``down_revision`` = the current head. Copy
    ``0001_initial.py`` for the shape; spell the columns out with ``op`` calls rather than
@@ -23,7 +24,8 @@ Adding a migration
    On SQLite, alter existing tables inside ``with op.batch_alter_table(name) as batch:``.
 3. ``migrate(engine)`` picks it up (there is no alembic.ini; ``db.alembic_config()`` builds
    the configuration). tests/test_store_migrations.py checks that the revisions form one chain
-   and that the migrated database matches ``metadata``, on SQLite and on Postgres.
+   and that the migrated database matches ``metadata`` (every ``bot/**/schema.py`` imported),
+   on SQLite and on Postgres.
 To draft a file from the template: ``alembic.command.revision(bot.store.db.alembic_config(),
 "what it does", rev_id="0003")``, then fill in upgrade() and downgrade().
 """
