@@ -189,7 +189,15 @@ def write_doc(table: list[str], args: argparse.Namespace) -> None:
         f"{len(BODY) // 1000} kB delivery bodies). "
         "Floors are measured in the same run on the same engine: one plain INSERT per "
         "transaction for `record_delivery`; two primary-key UPDATEs in separate transactions "
-        "per job for lease + complete. Ratio = prbot / floor.\n\n" + "\n".join(table) + "\n"
+        "per job for lease + complete. Ratio = prbot / floor.\n\n" + "\n".join(table) + "\n\n"
+        "The webhook's target is 500 deliveries/s: `record_delivery` clears it on both "
+        "databases. Before its statement was built once per process it ran at about a sixth "
+        "of this rate on SQLite (0.72 ms vs 0.12 ms per call, single thread). Lease + complete "
+        "is a pick (SKIP LOCKED on Postgres) and two commits; a pipeline job runs for seconds, "
+        "so a few hundred per second is far above need. Lease walks the (state, run_after, id) "
+        "index and stops at the first row, so its cost does not grow with the backlog (an OR "
+        "over both states had Postgres sort the whole backlog per lease). Absolute figures "
+        "move with machine load; compare the ratios.\n"
     )
     print(f"wrote {doc.relative_to(ROOT)}")
 
