@@ -147,6 +147,13 @@ def test_a_backend_that_does_not_parse_is_not_called_stale(tmp_path):
     result = check(root)
     assert not result.in_sync and result.cells == []
     assert [p.path for p in result.errors] == ["vllm/v1/attention/backends/flashinfer.py"]
+    # Other drift in the same table is still reported, but no patch drops the unknown rows.
+    edit(
+        root, DOC, "| ✅ | ❌ | ✅ | ❌ | Decoder | Any |", "| ✅ | ❌ | ✅ | ❌ | Decoder | 8.x |"
+    )
+    result = check(root)
+    assert [(c.row, c.column) for c in result.cells] == [("TRITON_ATTN", "Compute Cap.")]
+    assert "| `FLASHINFER` | Native† |" in result.expected_text
 
 
 def test_prose_edited_without_the_generator_is_a_manual_edit(tmp_path):
