@@ -38,6 +38,10 @@ class Settings:
     max_attempts: int = 5
     poll_seconds: float = 0.5
     github_timeout: float = 30.0
+    # PyGithub's pacing, after GitHub's advice against secondary rate limits. The local
+    # test server needs none.
+    github_request_interval: float = 0.25
+    github_write_interval: float = 1.0
     max_body_bytes: int = MAX_BODY_BYTES
 
     @classmethod
@@ -58,6 +62,8 @@ class Settings:
             "max_attempts": int(_float("PRBOT_MAX_ATTEMPTS", 5)),
             "poll_seconds": _float("PRBOT_POLL_SECONDS", 0.5),
             "github_timeout": _float("PRBOT_GITHUB_TIMEOUT", 30.0),
+            "github_request_interval": _float("PRBOT_GITHUB_REQUEST_INTERVAL", 0.25),
+            "github_write_interval": _float("PRBOT_GITHUB_WRITE_INTERVAL", 1.0),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

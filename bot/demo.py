@@ -68,6 +68,8 @@ class LocalStack:
             lease_seconds=self.lease_seconds,
             poll_seconds=0.05,
             github_timeout=self.github_timeout,
+            github_request_interval=0,
+            github_write_interval=0,
         )
         self.service = Service.from_settings(self.settings)
         app = self.service.asgi_app(with_worker=self.with_worker)
@@ -119,6 +121,8 @@ class LocalStack:
                 "PRBOT_LEASE_SECONDS": str(self.lease_seconds),
                 "PRBOT_POLL_SECONDS": "0.05",
                 "PRBOT_GITHUB_TIMEOUT": str(self.github_timeout),
+                "PRBOT_GITHUB_REQUEST_INTERVAL": "0",
+                "PRBOT_GITHUB_WRITE_INTERVAL": "0",
             }
         )
         return env

@@ -41,6 +41,10 @@ class GitHubApp:
         install_github_call_counter()
         self._base_url = settings.github_api_url
         self._timeout = int(settings.github_timeout)
+        self._pacing = {
+            "seconds_between_requests": settings.github_request_interval or None,
+            "seconds_between_writes": settings.github_write_interval or None,
+        }
         self._app_auth = Auth.AppAuth(int(settings.app_id or 0), settings.private_key())
         self._clients: dict[int, InstallationClient] = {}
         self._lock = threading.Lock()
@@ -55,7 +59,7 @@ class GitHubApp:
         """'<slug>[bot]', the author of our comments (one GET /app per process)."""
         if self._bot_login is None:
             integration = GithubIntegration(
-                auth=self._app_auth, base_url=self._base_url, retry=self._retry()
+                auth=self._app_auth, base_url=self._base_url, retry=self._retry(), **self._pacing
             )
             self._bot_login = f"{integration.get_app().slug}[bot]"
         return self._bot_login
@@ -71,6 +75,7 @@ class GitHubApp:
                     retry=self._retry(),
                     timeout=self._timeout,
                     lazy=True,
+                    **self._pacing,
                 )
                 client = InstallationClient(gh, auth)
                 self._clients[installation_id] = client

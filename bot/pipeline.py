@@ -168,6 +168,8 @@ class Pipeline:
                 open_prs=self._open_pr_index(snapshot.repo),
                 runner=self.runner,
                 dry_run=self.settings.dry_run,
+                # uv's download cache outlives runs, so warm resolutions stay warm.
+                extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
             )
             report = build_report(snapshot, ruleset, context)
         if rules_error:
