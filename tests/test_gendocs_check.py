@@ -8,7 +8,7 @@ import sys
 from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_files, replaced
 
 from bot import rules
-from bot.checks.base import Status
+from bot.checks.base import MemoryCache, Status
 from bot.checks.generated_docs import CHECK, run
 from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
 from bot.report import Report, render_markdown
@@ -112,3 +112,32 @@ def test_hooks_run_through_the_context_runner(make_repo, check_context):
     [finding] = section.findings
     assert finding["kind"] == "hook" and finding["cells"][0]["expected"] == "B"
     assert check_context.runner.invocations == 1
+
+
+class RecordingCache(MemoryCache):
+    """The in-process cache, remembering which keys were stored and which were found."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stored: list[str] = []
+        self.hits: list[str] = []
+
+    def get(self, namespace: str, key: str) -> str | None:
+        value = super().get(namespace, key)
+        if value is not None:
+            self.hits.append(key)
+        return value
+
+    def put(self, namespace: str, key: str, value: str) -> None:
+        self.stored.append(key)
+        super().put(namespace, key, value)
+
+
+def test_results_for_a_commit_are_cached_and_reused(make_repo, check_context):
+    snapshot = pr(make_repo, add_backend())
+    check_context.cache = RecordingCache()
+    first = run(snapshot, RULES, check_context)
+    [key] = check_context.cache.stored
+    assert key.startswith(snapshot.head_sha) and check_context.cache.hits == []
+    again = run(snapshot, RULES, check_context)
+    assert check_context.cache.hits == [key] and again.findings == first.findings

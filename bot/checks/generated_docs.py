@@ -7,6 +7,7 @@ A doc is only checked when the PR touches a path that feeds it.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
@@ -15,6 +16,8 @@ from bot.gendocs.doc_check import check_doc
 from bot.gendocs.hooks import run_hook
 from bot.gendocs.render import TemplateError
 from bot.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
 
 
 def _order(finding: dict[str, Any]) -> tuple[int, int]:
@@ -70,9 +73,17 @@ def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) ->
         if not snapshot.touches([*doc.feeds, doc.path, *doc.generator]):
             continue
         try:
-            result = check_doc(doc, snapshot.head, snapshot.base, changed_paths=changed)
+            result = check_doc(
+                doc, snapshot.head, snapshot.base, changed_paths=changed, cache=context.cache
+            )
         except TemplateError as exc:
             findings.append(_problem_finding(doc.path, str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad doc must not hide the others
+            log.exception("generated_docs: checking %s failed", doc.path)
+            findings.append(
+                _problem_finding(doc.path, f"check failed: {type(exc).__name__}: {exc}")
+            )
             continue
         if result is None:
             if snapshot.base.read_text(doc.path) is not None:

@@ -67,6 +67,8 @@ def collect(
             result = check_doc(doc, tree)
         except TemplateError as exc:
             raise CliError(f"{doc.path}: {exc}") from None
+        except (OSError, RecursionError, ValueError) as exc:
+            raise CliError(f"{doc.path}: cannot check: {exc}") from None
         if result is not None:
             docs.append(result)
     outputs: list[HookResult] = []

@@ -9,11 +9,13 @@ that markers and generated blocks match, and preview what a PR changes in the co
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.gendocs.attention_sources import AttentionModel, extract
+from bot.checks.base import Cache
+from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
 from bot.gendocs.render import layout, render_block, render_tables
 from bot.gendocs.source import Problem, SourceTree
@@ -26,7 +28,7 @@ from bot.gendocs.tables import (
     find_region,
     parse_text_table,
 )
-from bot.snapshot import TreeReader, path_matches
+from bot.snapshot import GitTree, TreeReader, path_matches
 
 MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
 
@@ -38,15 +40,49 @@ class Expected:
     tables: dict[str, str]
     problems: list[Problem]
     unreadable: list[str]
-    model: AttentionModel
+
+    def to_cache(self) -> str:
+        return json.dumps(
+            {
+                "tables": self.tables,
+                "problems": [p.to_json() for p in self.problems],
+                "unreadable": self.unreadable,
+            }
+        )
+
+    @classmethod
+    def from_cache(cls, text: str) -> Expected:
+        data = json.loads(text)
+        problems = [
+            Problem(p["path"], p["message"], p["line"], p["severity"]) for p in data["problems"]
+        ]
+        return cls(data["tables"], problems, data["unreadable"])
 
 
-def expected_tables(rule: DocRule, tree: TreeReader, *, split_special: bool = False) -> Expected:
-    """Extract the model from ``tree`` and render every table of the rule's template."""
+CACHE_NAMESPACE = "gendocs"
+
+
+def expected_tables(
+    rule: DocRule, tree: TreeReader, *, split_special: bool = False, cache: Cache | None = None
+) -> Expected:
+    """Extract the model from ``tree`` and render every table of the rule's template.
+
+    A git revision never changes, so with a ``cache`` its result is kept by commit.
+    """
+    key = None
+    if cache is not None and isinstance(tree, GitTree):
+        skip = ",".join(sorted(rule.skip_backends))
+        key = f"{tree.sha}:{rule.extractor}:{rule.template}:{skip}:{int(split_special)}"
+        cached = cache.get(CACHE_NAMESPACE, key)
+        if cached is not None:
+            return Expected.from_cache(cached)
     source = SourceTree(tree)
     model = extract(source, rule.skip_backends)
     tables = render_tables(model, rule.template, split_special=split_special)
-    return Expected(tables, source.problems, model.unreadable, model)
+    expected = Expected(tables, source.problems, model.unreadable)
+    if key is not None:
+        cache.put(CACHE_NAMESPACE, key, expected.to_cache())
+    return expected
 
 
 @dataclass
@@ -286,6 +322,7 @@ def check_doc(
     base: TreeReader | None = None,
     *,
     changed_paths: list[str] | None = None,
+    cache: Cache | None = None,
 ) -> DocResult | None:
     """The finding for one doc at ``head`` (None when the doc does not exist there).
 
@@ -300,13 +337,15 @@ def check_doc(
         changed_paths and any(path_matches(p, g) for p in changed_paths for g in rule.generator)
     )
     if mode == "markers":
-        head_expected = expected_tables(rule, head, split_special=True)
+        head_expected = expected_tables(rule, head, split_special=True, cache=cache)
         base_expected = (
-            expected_tables(rule, base, split_special=True) if base is not None else None
+            expected_tables(rule, base, split_special=True, cache=cache)
+            if base is not None
+            else None
         )
         result = check_markers(rule, text, head_expected, base_expected)
     else:
-        result = check_committed(rule, text, expected_tables(rule, head))
+        result = check_committed(rule, text, expected_tables(rule, head, cache=cache))
         base_text = base.read_text(rule.path) if base is not None else None
         if base_text is not None and base_text != text and doc_mode(rule, base_text) == mode:
             edits = prose_edits(base_text, text, rule.template)
