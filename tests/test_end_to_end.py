@@ -273,3 +273,20 @@ def test_invalid_repository_rules_are_a_finding_not_a_crash(tmp_path):
         body = wait_for(lambda: _bot_comments(stack, number), what="report")[0]["body"]
         assert ".github/prbot.yml:3" in body and "checks.changed\\_files.areas" in body
         assert "Changed files" in body  # the checks still ran, on the defaults
+
+
+def test_whole_path_on_each_database(tmp_path, database_url):
+    # The same webhook path on SQLite and on PostgreSQL (queue leases, effects, the
+    # per-PR publish lock), so replicas on Postgres behave like the embedded default.
+    with LocalStack(tmp_path / "stack", database_url=database_url) as stack:
+        gh = stack.github
+        gh.create_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
+        number = _open_pr(stack)
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        wait_for(lambda: _bot_comments(stack, number), what="first report")
+        new_head = gh.push(REPO, number, {"b.py": "y = 1\n"}, "more")
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "synchronize"))
+        wait_for(lambda: _comment_for_head(stack, number, new_head), what="second report")
+        wait_for(lambda: _queue_idle(stack), what="idle queue")
+        assert len(_bot_comments(stack, number)) == 1
+        assert len(gh.check_runs(REPO, new_head)) == 1
