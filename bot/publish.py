@@ -80,9 +80,11 @@ class Publisher:
         if comment_id is None and effect is not None:
             # An earlier attempt may have posted before it could record the id.
             comment_id = self.client.find_comment(repo, number, MARKER, self.bot_login)
-        if comment_id is not None and self.client.edit_comment(repo, comment_id, markdown):
-            state.finish_effect(self.engine, key, str(comment_id), head_sha)
-            return comment_id
+        if comment_id is not None:
+            if self.client.edit_comment(repo, comment_id, markdown):
+                state.finish_effect(self.engine, key, str(comment_id), head_sha)
+                return comment_id
+            state.forget_effect(self.engine, key)  # deleted on GitHub: post it anew
         state.begin_effect(self.engine, key, head_sha)
         comment_id = self.client.create_comment(repo, number, markdown)
         state.finish_effect(self.engine, key, str(comment_id), head_sha)

@@ -36,6 +36,12 @@ from bot.store.queue import Job, Queue
 
 log = logging.getLogger(__name__)
 
+HOUSEKEEPING_INTERVAL = 3600.0
+DONE_JOB_RETENTION = 7 * 86400.0
+# GitHub lets a delivery be redelivered for a few days; remembering GUIDs longer keeps
+# a late redelivery from being processed twice.
+DELIVERY_RETENTION = 30 * 86400.0
+
 PIPELINE_ACTIONS = {"opened", "synchronize", "reopened", "edited", "ready_for_review"}
 
 
@@ -62,7 +68,11 @@ class Worker:
 
     # ---------------------------------------------------------------- loop
     def run_forever(self, stop: threading.Event) -> None:
+        next_housekeeping = 0.0
         while not stop.is_set():
+            if time.monotonic() >= next_housekeeping:
+                self.housekeeping()
+                next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
             try:
                 worked = self.run_once()
             except Exception:  # noqa: BLE001 - the loop must survive anything
@@ -70,6 +80,14 @@ class Worker:
                 worked = False
             if not worked:
                 stop.wait(self.settings.poll_seconds)
+
+    def housekeeping(self) -> None:
+        """Drop finished jobs and old deliveries; keep deliveries past GitHub's redelivery."""
+        try:
+            self.queue.purge_done(DONE_JOB_RETENTION)
+            deliveries.purge_deliveries(self.engine, DELIVERY_RETENTION)
+        except Exception:  # noqa: BLE001 - housekeeping must never stop the worker
+            log.exception("housekeeping failed")
 
     def run_once(self) -> bool:
         job = self.queue.lease(self.worker_id)
@@ -129,6 +147,9 @@ class Worker:
 
     def on_installation(self, action: str, payload: dict[str, Any]) -> None:
         installation = payload.get("installation") or {}
+        if not isinstance(installation.get("id"), int):
+            log.warning("installation event without an installation id; ignored")
+            return
         repos = [
             r.get("full_name")
             for r in payload.get("repositories") or payload.get("repositories_added") or []

@@ -290,3 +290,31 @@ def test_whole_path_on_each_database(tmp_path, database_url):
         wait_for(lambda: _queue_idle(stack), what="idle queue")
         assert len(_bot_comments(stack, number)) == 1
         assert len(gh.check_runs(REPO, new_head)) == 1
+
+
+def test_deleted_report_comment_is_posted_anew(stack):
+    number = _open_pr(stack)
+    gh = stack.github
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    first = wait_for(lambda: _bot_comments(stack, number), what="first report")[0]
+    token = gh.create_installation_token(INSTALLATION_ID)
+    deleted = stack.http.delete(
+        f"{gh.url}/repos/{REPO}/issues/comments/{first['id']}",
+        headers={"Authorization": f"token {token}"},
+    )
+    assert deleted.status_code == 204
+    new_head = gh.push(REPO, number, {"b.py": "y = 1\n"}, "more")
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "synchronize"))
+    comments = wait_for(lambda: _comment_for_head(stack, number, new_head), what="new report")
+    assert len(comments) == 1 and comments[0]["id"] != first["id"]
+
+
+def test_installation_events_are_recorded(stack):
+    from bot.store import state
+
+    payload = stack.github.installation_event(INSTALLATION_ID, "created")
+    assert stack.deliver("installation", payload).status_code == 202
+    wait_for(
+        lambda: state.get_installation(stack.service.engine, INSTALLATION_ID),
+        what="installation row",
+    )
