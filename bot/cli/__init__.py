@@ -18,17 +18,27 @@ from bot.cli.common import CliError
 __all__ = ["CliError", "build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_names() -> list[str]:
+    return sorted(
+        m.name
+        for m in pkgutil.iter_modules(__path__)
+        if not m.name.startswith("_") and m.name != "common"
+    )
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. With ``argv`` naming a command, only that command's module is imported,
+    so ``prbot docs`` does not pay for importing the web server and the database layer."""
     parser = argparse.ArgumentParser(
         prog="prbot",
         description="A GitHub App that writes one structured report per pull-request head.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if module_info.name.startswith("_") or module_info.name == "common":
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
+    names = command_names()
+    chosen = next((arg for arg in argv or [] if not arg.startswith("-")), None)
+    for name in [chosen] if chosen in names else names:
+        module = importlib.import_module(f"{__name__}.{name}")
         register = getattr(module, "register", None)
         if register is not None:
             register(subparsers)
@@ -36,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     level = (
         logging.DEBUG
