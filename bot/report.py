@@ -98,6 +98,8 @@ def _finalize(value: Any) -> Any:
         return ""
     if isinstance(value, Markup):
         return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return Markup(value)  # numbers carry no markup, and "0.99" must stay "0.99"
     return escape_text(value)
 
 

@@ -17,31 +17,79 @@ from bot.cli.common import CliError, progress, step
 REPO = "acme/vllm-lite"
 
 # A tiny vLLM-shaped tree: requirements split by platform, an attention backend registry.
+_REGISTRY = (
+    "import enum\n\n\nclass AttentionBackendEnum(enum.Enum):\n"
+    '    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"\n'
+    '    FLASHMLA = "vllm.v1.attention.backends.mla.flashmla.FlashMLABackend"\n'
+)
 BASE_FILES = {
     "README.md": "# vllm-lite\n\nA small stand-in for an inference engine.\n",
-    "requirements/common.txt": "numpy>=1.26\nrequests>=2.26\ntransformers>=4.56\n",
-    "requirements/cuda.txt": "-r common.txt\ntorch==2.9.0\n",
-    "requirements/cpu.txt": '-r common.txt\ntorch==2.9.0; platform_machine == "x86_64"\n',
-    "vllm/__init__.py": "",
-    "vllm/v1/attention/backends/registry.py": (
-        "import enum\n\n\nclass AttentionBackendEnum(enum.Enum):\n"
-        '    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"\n'
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=77", "torch==2.9.0", "wheel"]\n'
+        'build-backend = "setuptools.build_meta"\n'
     ),
+    "requirements/common.txt": "numpy>=1.26\nrequests>=2.26\ntransformers>=4.56\n",
+    "requirements/cuda.txt": (
+        "-r common.txt\n# Must be updated alongside torch in pyproject.toml\ntorch==2.9.0\n"
+        'flashinfer-python==0.5.2; platform_machine == "x86_64"\n'
+    ),
+    "requirements/rocm.txt": "-r common.txt\ntorch==2.9.0\n",
+    "requirements/cpu.txt": (
+        '-r common.txt\ntorch==2.9.0; platform_machine != "s390x"\n'
+        'intel-openmp==2024.2.1; platform_machine == "x86_64"\n'
+    ),
+    "requirements/xpu.txt": "-r common.txt\ntorch==2.9.0\n",
+    "requirements/tpu.txt": "-r common.txt\n",
+    "requirements/build/cuda.txt": "torch==2.9.0\nsetuptools>=77\n",
+    "requirements/build/rocm.txt": "torch==2.9.0\nsetuptools>=77\n",
+    "requirements/build/cpu.txt": "torch==2.9.0\nsetuptools>=77\n",
+    "requirements/test/cuda.in": "-c ../cuda.txt\npytest\n",
+    "requirements/test/rocm.in": "-c ../rocm.txt\npytest\n",
+    "requirements/test/xpu.in": "-c ../xpu.txt\npytest\n",
+    "requirements/docs.in": "mkdocs\n",
+    "vllm/__init__.py": "",
+    "vllm/v1/attention/backends/registry.py": _REGISTRY,
     ".github/prbot.yml": (
-        "extends: vllm\nchecks:\n  changed_files:\n    warn_on: [requirements]\n"
+        "extends: vllm\n"
+        "checks:\n"
+        "  requirements:\n"
+        "    resolve: false  # the demo stays offline; uv resolution is tested on local wheels\n"
     ),
 }
 
-PR_FILES = {
-    "requirements/common.txt": (
-        "numpy>=1.26\nrequests>=2.26\ntransformers>=4.57\nsafetensors>=0.4\n"
-    ),
-    "vllm/v1/attention/backends/registry.py": (
-        "import enum\n\n\nclass AttentionBackendEnum(enum.Enum):\n"
-        '    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"\n'
-        '    TOKENSPEED_MLA = "vllm.v1.attention.backends.mla.tokenspeed.TokenSpeedMLABackend"\n'
-    ),
-}
+_TOKENSPEED = _REGISTRY + (
+    '    TOKENSPEED_MLA = "vllm.v1.attention.backends.mla.tokenspeed.TokenSpeedMLABackend"\n'
+)
+_BACKEND = (
+    "class TokenSpeedMLABackend:\n"
+    '    supported_dtypes = ["float16", "bfloat16"]\n\n'
+    '    @staticmethod\n    def get_name() -> str:\n        return "TOKENSPEED_MLA"\n'
+)
+# Two contributors add the same backend; the second PR's report names the first.
+PULLS = [
+    {
+        "branch": "tokenspeed-mla",
+        "title": "[Attention] Add TOKENSPEED_MLA backend",
+        "body": "Adds the TokenSpeed MLA decode backend for Blackwell.",
+        "author": "first-contributor",
+        "files": {
+            "vllm/v1/attention/backends/registry.py": _TOKENSPEED,
+            "vllm/v1/attention/backends/mla/tokenspeed.py": _BACKEND,
+            "requirements/cuda.txt": BASE_FILES["requirements/cuda.txt"] + "tokenspeed-mla>=0.1\n",
+        },
+    },
+    {
+        "branch": "tokenspeed-decode",
+        "title": "Support TokenSpeed MLA decode kernels",
+        "body": "New MLA backend using TokenSpeed kernels. Also bumps transformers.",
+        "author": "second-contributor",
+        "files": {
+            "vllm/v1/attention/backends/registry.py": _TOKENSPEED,
+            "vllm/v1/attention/backends/mla/tokenspeed_mla.py": _BACKEND,
+            "requirements/common.txt": "numpy>=1.26\nrequests>=2.26\ntransformers>=4.57\n",
+        },
+    },
+]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,43 +121,52 @@ def _run(root: Path, timeout: float) -> int:
     try:
         gh = stack.github
         gh.create_repo(REPO, installation_id=INSTALLATION_ID, files=BASE_FILES)
-        gh.commit(REPO, "tokenspeed-mla", PR_FILES, "Add TOKENSPEED_MLA backend")
-        pull = gh.open_pull_request(
-            REPO,
-            head_branch="tokenspeed-mla",
-            title="[Attention] Add TOKENSPEED_MLA backend",
-            body="Adds the TokenSpeed MLA decode backend.",
-            author="contributor",
-            author_association="FIRST_TIME_CONTRIBUTOR",
-        )
-        number = pull["number"]
-        progress(f"opened {REPO}#{number}; sending a signed pull_request.opened")
-        response = stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
-        progress(f"webhook answered {response.status_code} {response.text}")
-        if response.status_code != 202:
-            raise CliError(f"the webhook refused the delivery: {response.status_code}")
-
-        def report_comment():
-            return next(
-                (
-                    c
-                    for c in gh.comments(REPO, number)
-                    if MARKER in c["body"] and c["user"]["type"] == "Bot"
-                ),
-                None,
+        comment = None
+        for spec in PULLS:
+            gh.commit(REPO, spec["branch"], spec["files"], spec["title"])
+            pull = gh.open_pull_request(
+                REPO,
+                head_branch=spec["branch"],
+                title=spec["title"],
+                body=spec["body"],
+                author=spec["author"],
+                author_association="FIRST_TIME_CONTRIBUTOR",
             )
+            number = pull["number"]
+            progress(
+                f"opened {REPO}#{number} by {spec['author']}; sending a signed pull_request.opened"
+            )
+            response = stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+            progress(f"webhook answered {response.status_code} {response.text}")
+            if response.status_code != 202:
+                raise CliError(f"the webhook refused the delivery: {response.status_code}")
 
-        with step("waiting for the report comment"):
-            try:
-                comment = wait_for(report_comment, timeout=timeout, what="the report comment")
-            except TimeoutError as exc:
-                raise CliError(str(exc)) from None
-        runs = gh.check_runs(REPO, pull["head"]["sha"])
-        progress(
-            f"comment {comment['id']} by {comment['user']['login']}; "
-            f"check run: {runs[0]['conclusion'] if runs else 'missing'}"
-        )
-        print(comment["body"])
+            def report_comment(number: int = number) -> dict | None:
+                return next(
+                    (
+                        c
+                        for c in gh.comments(REPO, number)
+                        if MARKER in c["body"] and c["user"]["type"] == "Bot"
+                    ),
+                    None,
+                )
+
+            with step(f"waiting for the report on #{number}"):
+                try:
+                    comment = wait_for(report_comment, timeout=timeout, what="the report comment")
+                except TimeoutError as exc:
+                    raise CliError(str(exc)) from None
+            runs = wait_for(
+                lambda sha=pull["head"]["sha"]: gh.check_runs(REPO, sha),
+                timeout=timeout,
+                what="the check run",
+            )
+            progress(
+                f"#{number}: comment {comment['id']} by {comment['user']['login']}, "
+                f"check run {runs[0]['conclusion']}"
+            )
+        progress(f"the comment on #{number}, as GitHub stores it:")
+        print(comment["body"] if comment else "")
     finally:
         stack.stop()
     return 0

@@ -1,0 +1,26 @@
+"""`prbot demo` as a newcomer runs it: a subprocess, no credentials, a comment printed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from bot.report import MARKER
+
+
+@pytest.mark.slow
+def test_demo_prints_the_posted_comment(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", "--keep", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(MARKER)
+    # The second contributor's PR names the first as the same work, with code evidence.
+    assert "Likely duplicates" in result.stdout
+    assert "both add `TOKENSPEED_MLA`" in result.stdout
+    assert "webhook answered 202" in result.stderr
