@@ -21,14 +21,12 @@ sys.path.insert(0, str(ROOT))
 from bot.demo import INSTALLATION_ID, LocalStack, wait_for  # noqa: E402
 from bot.metrics import endpoint_template  # noqa: E402
 from bot.report import MARKER  # noqa: E402
-from bot.store.queue import Queue  # noqa: E402
 
 REPO = "acme/widgets"
 
 
 def _idle(stack: LocalStack) -> bool:
-    depth = Queue(stack.service.engine).depth()
-    return depth["queued"] == 0 and depth["leased"] == 0
+    return stack.idle()
 
 
 def _reported(stack: LocalStack, number: int, sha: str) -> bool:

@@ -7,6 +7,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import httpx
 from bot.cli.replay import send
 from bot.config import Settings
 from bot.service import Service, ThreadedServer
+from bot.store.queue import Queue
 from bot.testing.github_server import FakeGitHub
 
 WEBHOOK_SECRET = "demo-webhook-secret"
@@ -105,6 +107,14 @@ class LocalStack:
     ) -> httpx.Response:
         body = json.dumps(payload).encode()
         return send(self.webhook_url, event, body, secret, guid, client=self.http)
+
+    def idle(self) -> bool:
+        """Nothing running and nothing due (a periodic reconcile may wait hours ahead)."""
+        assert self.service is not None
+        queue = Queue(self.service.engine)
+        now = datetime.now(UTC)
+        due = [job for job in queue.jobs("queued", limit=1000) if job.run_after <= now]
+        return not due and queue.depth()["leased"] == 0
 
     def worker_environment(self) -> dict[str, str]:
         """Environment for a separate ``prbot worker`` process on this stack."""

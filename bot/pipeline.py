@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from bot import rules as rules_module
 from bot.checks import CheckContext, Section, Status
 from bot.config import Settings
+from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
 from bot.github_app import GitHubApp
 from bot.gitrepo import BlobReader
 from bot.mirror import RepoMirror, StaleHead
@@ -184,16 +185,8 @@ class Pipeline:
         return report
 
     # ---------------------------------------------------------------- duplicates index
-    def _open_pr_index(self, repo: str) -> Any:
-        try:
-            from bot.duplicates.store import DatabaseIndex
-        except ImportError:
-            return None
+    def _open_pr_index(self, repo: str) -> DatabaseIndex:
         return DatabaseIndex(self.engine, repo)
 
     def update_open_pr_index(self, payload: dict[str, Any], snapshot: Snapshot | None) -> None:
-        try:
-            from bot.duplicates.store import apply_pull_request_event
-        except ImportError:
-            return
         apply_pull_request_event(self.engine, payload, snapshot.files if snapshot else None)

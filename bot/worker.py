@@ -6,6 +6,8 @@ Jobs:
   comments are parsed for commands; installation events are recorded.
 - ``pipeline``: fetch the PR into the mirror, build the snapshot, run the checks, store the
   report and publish it (unless dry-run).
+- ``reconcile``: list a repository's open PRs into the duplicates index (ETag-conditional),
+  on installation, the first time a repository is seen, and every few hours after.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from sqlalchemy import Engine
 from bot import rules as rules_module
 from bot.commands import parse_commands
 from bot.config import Settings
+from bot.duplicates.reconcile import reconcile
+from bot.duplicates.store import needs_reconcile
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import GitError, run_git
 from bot.metrics import JOB_LATENCY
@@ -37,6 +41,8 @@ from bot.store.queue import Job, Queue
 log = logging.getLogger(__name__)
 
 HOUSEKEEPING_INTERVAL = 3600.0
+# A periodic reconcile catches PRs whose events were missed (downtime, lost deliveries).
+RECONCILE_INTERVAL = 6 * 3600.0
 DONE_JOB_RETENTION = 7 * 86400.0
 # GitHub lets a delivery be redelivered for a few days; remembering GUIDs longer keeps
 # a late redelivery from being processed twice.
@@ -130,6 +136,8 @@ class Worker:
             self.handle_delivery(job.payload["delivery_id"])
         elif job.kind == "pipeline":
             self.pipeline.run(job.payload)
+        elif job.kind == "reconcile":
+            self.reconcile_open_prs(job.payload)
         else:
             raise ValueError(f"unknown job kind {job.kind!r}")
 
@@ -162,6 +170,32 @@ class Worker:
             repos or None,
             deleted=action == "deleted",
         )
+        if action in ("created", "added", "unsuspend"):
+            for repo in repos:
+                self.enqueue_reconcile(repo, installation["id"])
+
+    # ---------------------------------------------------------------- open-PR index
+    def enqueue_reconcile(
+        self, repo: str, installation_id: int | None, delay_seconds: float = 0
+    ) -> None:
+        if installation_id is None:
+            return
+        self.queue.enqueue(
+            "reconcile",
+            {"repo": repo, "installation_id": installation_id},
+            dedupe_key=f"reconcile:{repo}",
+            delay_seconds=delay_seconds,
+        )
+
+    def reconcile_open_prs(self, job: dict[str, Any]) -> None:
+        """List the repository's open PRs (a conditional request: 304 when nothing moved)
+        and fetch what the index lacks; then come back later to catch missed events."""
+        if self.app is None:
+            return
+        client = self.app.installation(int(job["installation_id"]))
+        stats = reconcile(self.engine, client.gh, job["repo"])
+        log.info("reconciled %s: %s", job["repo"], stats)
+        self.enqueue_reconcile(job["repo"], job["installation_id"], RECONCILE_INTERVAL)
 
     def on_pull_request(self, action: str, payload: dict[str, Any]) -> None:
         pull = payload["pull_request"]
@@ -174,6 +208,9 @@ class Worker:
             parse_time(pull.get("updated_at")),
         )
         self.pipeline.update_open_pr_index(payload, None)
+        if needs_reconcile(self.engine, repo):
+            # Events only know the PRs they saw; list the rest once, before this PR's run.
+            self.enqueue_reconcile(repo, (payload.get("installation") or {}).get("id"))
         if action not in PIPELINE_ACTIONS or pull.get("state") != "open":
             return
         self.enqueue_pipeline(payload, pull_summary(pull), reason=f"pull_request.{action}")

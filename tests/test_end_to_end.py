@@ -55,8 +55,7 @@ def _comment_for_head(stack, number, sha):
 
 
 def _queue_idle(stack):
-    depth = Queue(stack.service.engine).depth()
-    return depth["queued"] == 0 and depth["leased"] == 0
+    return stack.idle()
 
 
 def test_opened_then_synchronize_edits_one_comment(stack):
@@ -318,3 +317,30 @@ def test_installation_events_are_recorded(stack):
         lambda: state.get_installation(stack.service.engine, INSTALLATION_ID),
         what="installation row",
     )
+
+
+def test_reconcile_finds_prs_opened_before_install_and_warm_pushes_list_nothing(stack):
+    gh = stack.github
+    # A PR opened while prbot was not watching: no event ever reached the index.
+    gh.commit(REPO, "older", {"widgets/core.py": "x = 2  # faster core\n"}, "speed up core")
+    older = gh.open_pull_request(
+        REPO,
+        head_branch="older",
+        title="Speed up the core loop",
+        body="Makes core faster.",
+        author="bob",
+    )["number"]
+    number = _open_pr(stack, title="Speed up core")
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    body = wait_for(lambda: _bot_comments(stack, number), what="report")[0]["body"]
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    assert f"**#{older}**" in body  # listed under Duplicate work, found by the reconcile
+    assert gh.count_calls("GET", f"/repos/{REPO}/pulls") >= 1
+
+    gh.reset_calls()
+    new_head = gh.push(REPO, number, {"widgets/more.py": "z = 1\n"}, "more")
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "synchronize"))
+    wait_for(lambda: _comment_for_head(stack, number, new_head), what="second report")
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    listings = [c for c in gh.calls if c.path == f"/repos/{REPO}/pulls" or c.path == "/graphql"]
+    assert listings == []
