@@ -40,6 +40,7 @@ WEIGHTS = {
     "hunks": 1.2,
     "no_shared_file": -1.2,
     "distinct_identifiers": -1.5,
+    "code_disagrees": -0.8,
     "closeness": 0.4,
 }
 # The CLI sweep lists anything above this (ranking is what matters there); the report
@@ -249,6 +250,8 @@ def _code_signals(
         similarity = query.code.cosine(other, stats)
         if not meaningful:  # the same lines added to different (or only hot) files
             similarity *= 0.5
+        if similarity < 0.15 and len(query.code.weights) >= 5 and len(other.code_terms) >= 5:
+            signals["code_disagrees"] = 1.0  # both add real code, and it is not alike
         signals["code_text"] = similarity
         if similarity >= 0.4:
             evidence.append(Evidence.text(f"similar added code ({similarity:.2f})"))
@@ -306,7 +309,9 @@ def same_goal(signals: dict[str, float]) -> bool:
     if signals.get("paths_only"):  # no diff to compare: wording plus the same files
         return text >= 0.5 or (text >= 0.35 and signals.get("containment", 0) >= 0.5)
     # With code on both sides, similar wording must be backed by similar code.
-    code_agrees = signals.get("code_text", 0) >= 0.3 or signals.get("hunks", 0) >= 1.0
+    code_agrees = signals.get("code_text", 0) >= 0.3 or (
+        signals.get("hunks", 0) >= 1.0 and not signals.get("code_disagrees")
+    )
     return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees)
 
 

@@ -67,11 +67,17 @@ def clean_body(body: str) -> str:
     return "\n".join(line for line in text.splitlines() if not _is_shouting(line))
 
 
+_SHOUTED_WORDS = re.compile(r"\b[A-Z]{3,}(?:[^A-Za-z0-9\n]+[A-Z]{3,}){3,}\b")
+
+
 def _is_shouting(line: str) -> bool:
-    # Template instructions ("PLEASE FILL IN THE PR DESCRIPTION HERE ...") are written in
-    # capitals; they are the same in every PR and say nothing about this one.
+    # Template instructions ("PLEASE FILL IN THE PR DESCRIPTION HERE ...", "BEFORE SUBMITTING,
+    # PLEASE READ ...") are written in capitals; they are the same in every PR and say nothing
+    # about this one. Four capitalised words in a row are rare in real prose.
     letters = [c for c in line if c.isalpha()]
-    return len(letters) >= 20 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+    if len(letters) >= 20 and sum(c.isupper() for c in letters) >= 0.8 * len(letters):
+        return True
+    return _SHOUTED_WORDS.search(line) is not None
 
 
 def tokens(text: str) -> list[str]:
