@@ -115,3 +115,25 @@ def test_updates_are_incremental() -> None:
     assert index.identifier_df("TOKENSPEED_MLA") == 2 and index.identifier_df("OTHER_X") == 0
     index.remove(1)
     assert len(index) == 1 and index.identifier_df("TOKENSPEED_MLA") == 1
+
+
+def test_different_fixes_in_the_same_lines_are_overlap_not_duplicates() -> None:
+    path = "vllm/v1/core/sched/scheduler.py"
+    fix_one = _patch(700, "if req.blocks_freed:", "    return", "self.kv_manager.free_once(req)")
+    fix_two = _patch(701, "self.waiting.remove_finished(done_ids)", "log_abort(done_ids)")
+    first = _pr(
+        1,
+        "[Bugfix] Fix scheduler crash when preempting requests",
+        "Preemption freed blocks twice under memory pressure.",
+        files=[FileChange(path, 3, 0, fix_one)],
+    )
+    second = _pr(
+        2,
+        "[Bugfix] Fix scheduler crash when requests finish early",
+        "Finished requests stayed in the waiting queue after abort.",
+        files=[FileChange(path, 2, 0, fix_two)],
+    )
+    index = MemoryIndex([first, second])
+    (candidate,) = index.query(first, ScoringConfig()).candidates
+    assert candidate.tier == OVERLAP
+    assert any(str(e).startswith("overlapping edits in") for e in candidate.evidence)

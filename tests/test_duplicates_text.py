@@ -33,7 +33,9 @@ def test_template_boilerplate_is_dropped() -> None:
     body = (
         "<!-- comment -->\nDESCRIBE THE CHANGE BELOW AND TICK EVERY ITEM OF THE CHECKLIST.\n"
         "## Purpose\nreal words\n- [ ] tick me\n```python\ncode()\n```\n"
+        "**BEFORE SUBMITTING, PLEASE READ <https://x.example>** (text below is removed)\n"
     )
     cleaned = clean_body(body)
     assert "real words" in cleaned
     assert "DESCRIBE" not in cleaned and "tick me" not in cleaned and "code()" not in cleaned
+    assert "SUBMITTING" not in cleaned and "removed" not in cleaned

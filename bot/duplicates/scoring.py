@@ -250,7 +250,7 @@ def _code_signals(
         similarity = query.code.cosine(other, stats)
         if not meaningful:  # the same lines added to different (or only hot) files
             similarity *= 0.5
-        if similarity < 0.15 and len(query.code.weights) >= 5 and len(other.code_terms) >= 5:
+        if similarity < 0.15 and len(query.code.weights) >= 3 and len(other.code_terms) >= 3:
             signals["code_disagrees"] = 1.0  # both add real code, and it is not alike
         signals["code_text"] = similarity
         if similarity >= 0.4:
