@@ -35,3 +35,17 @@ def test_base_ranges_and_code_terms() -> None:
     assert ranges[0].overlaps(ranges[1], slack=30) and not ranges[0].overlaps(ranges[1])
     assert code_terms([FileChange("a.py", patch=patch)])["new_call"] == 1
     assert code_terms([FileChange("a.png", patch=None, binary=True)]) == {}
+
+
+def test_edited_names_are_not_new_identifiers() -> None:
+    bump = FileChange(
+        "requirements/cuda.txt",
+        patch="@@ -12 +12 @@\n-flashinfer-python==0.5.2\n+flashinfer-python==0.5.3\n",
+    )
+    assert identifiers_added(bump) == set()
+    signature = FileChange(
+        "vllm/a.py",
+        patch="@@ -5 +5,2 @@\n-def prepare_inputs(self, out):\n+def prepare_inputs(self, out, n):\n"
+        "+def brand_new_helper():\n",
+    )
+    assert identifiers_added(signature) == {"brand_new_helper"}

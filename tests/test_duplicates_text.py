@@ -39,3 +39,11 @@ def test_template_boilerplate_is_dropped() -> None:
     assert "real words" in cleaned
     assert "DESCRIBE" not in cleaned and "tick me" not in cleaned and "code()" not in cleaned
     assert "SUBMITTING" not in cleaned and "removed" not in cleaned
+
+
+def test_reverts_and_backports_are_related_not_duplicates() -> None:
+    from bot.duplicates.text import is_revert, stacked_on
+
+    assert stacked_on("Reverts vllm-project/vllm#1124") == {1124}
+    assert stacked_on("Backport of #7 to the release branch; cherry-picked #8") == {7, 8}
+    assert is_revert('Revert "[Core] Enable chunked prefill"') and not is_revert("Fix revert")

@@ -108,6 +108,16 @@ def code_terms(files: list[FileChange]) -> Counter[str]:
     return Counter(dict(counts.most_common(MAX_CODE_TERMS)))
 
 
+def removed_lines(patch: str | None) -> list[str]:
+    if not patch:
+        return []
+    return [
+        line[1:]
+        for line in patch.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    ]
+
+
 def _kind(path: str) -> str:
     name = path.rsplit("/", 1)[-1].lower()
     if name.endswith((".py", ".pyi")):
@@ -121,11 +131,9 @@ def _kind(path: str) -> str:
     return "other"
 
 
-def identifiers_added(change: FileChange) -> set[str]:
-    """Names the patch of one file adds (definitions, constants, keys, requirements)."""
-    kind = _kind(change.path)
+def _names_in(lines: list[str], kind: str) -> set[str]:
     found: set[str] = set()
-    for line in added_lines(change.patch):
+    for line in lines:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", "//", "*", "/*")):
             continue
@@ -151,9 +159,23 @@ def identifiers_added(change: FileChange) -> set[str]:
             if match:
                 found.add(match.group(1))
             found.update(_QUOTED_KEY.findall(line))
+    return found
+
+
+def identifiers_added(change: FileChange) -> set[str]:
+    """Names the patch of one file introduces (definitions, constants, keys, requirements).
+
+    A name on both a removed and an added line was edited, not introduced (a version bump, a
+    signature change): it says nothing about what the PR is for.
+    """
+    kind = _kind(change.path)
+    added = _names_in(added_lines(change.patch), kind)
+    if not added:
+        return set()
+    removed = _names_in(removed_lines(change.patch), kind)
     return {
         name
-        for name in found
+        for name in added - removed
         if display_name(name) not in _GENERIC and len(display_name(name)) >= 4
     }
 

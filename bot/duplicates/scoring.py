@@ -18,6 +18,7 @@ from bot.duplicates.code import METHOD_PREFIX, display_name
 from bot.duplicates.evidence import Evidence, evidence_rank
 from bot.duplicates.features import PRFeatures
 from bot.duplicates.similarity import CorpusStats, QueryVector
+from bot.duplicates.text import is_revert
 from bot.snapshot import path_matches
 
 LIKELY_DUPLICATE = "likely_duplicate"
@@ -41,6 +42,7 @@ WEIGHTS = {
     "no_shared_file": -1.2,
     "distinct_identifiers": -1.5,
     "code_disagrees": -0.8,
+    "revert_pair": -2.5,
     "closeness": 0.4,
 }
 # The CLI sweep lists anything above this (ranking is what matters there); the report
@@ -183,6 +185,11 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
         signals["shared_mention"] = 1.0
         evidence.append(Evidence.text("both mention ", *[f"#{n}" for n in shared_mentions[:3]]))
 
+    if is_revert(a.title) != is_revert(other.title):
+        # A revert undoes the other PR: it touches the same lines with the same words.
+        signals["revert_pair"] = 1.0
+        evidence.append(Evidence.text("one reverts the other"))
+
     text = query.text.cosine(other, stats)
     title = query.title.cosine(other, stats)
     signals["text"], signals["title"] = text, title
@@ -297,6 +304,8 @@ def _apart(days: float) -> str:
 
 def same_goal(signals: dict[str, float]) -> bool:
     """Evidence that two PRs want the same thing, not merely touch the same code."""
+    if signals.get("revert_pair"):
+        return False
     if signals.get("claimed_issue") or signals.get("direct_link"):
         return True
     if signals.get("identifiers", 0) >= 0.3:

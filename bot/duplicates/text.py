@@ -124,16 +124,23 @@ def mentioned_numbers(body: str, title: str = "") -> set[int]:
     return {int(n) for n in _MENTION.findall(text)}
 
 
-# "Stacked on #12", "depends on #12", "follow-up to #12": related work, not the same work.
+# "Stacked on #12", "depends on #12", "follow-up to #12", "Reverts #12", "backport of #12":
+# related work, not the same work.
 _STACKED = re.compile(
     r"\b(?:stacked\s+on(?:\s+top\s+of)?|depends\s+on|based\s+on|builds?\s+on|"
     r"follow(?:s|-?up)?\s+(?:up\s+)?(?:to|of|on)|split\s+(?:out\s+)?(?:of|from)|"
-    r"part\s+\d+\s+of|requires)\s*:?\s*(?:[\w.-]+/[\w.-]+)?#(\d+)",
+    r"part\s+\d+\s+of|requires|reverts?|revert\s+of|backports?|backport\s+of|"
+    r"cherry-?pick(?:s|ed)?(?:\s+of)?)\s*:?\s*(?:[\w.-]+/[\w.-]+)?#(\d+)",
     re.I,
 )
 
 
 def stacked_on(body: str, title: str = "") -> set[int]:
-    """PRs this one says it builds on (stacked series, follow-ups)."""
+    """PRs this one says it builds on, follows up, reverts or backports."""
     text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
     return {int(n) for n in _STACKED.findall(text)}
+
+
+def is_revert(title: str) -> bool:
+    """GitHub's revert button titles the PR 'Revert "<original title>"'."""
+    return (title or "").lstrip().lower().startswith("revert")
