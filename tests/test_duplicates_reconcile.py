@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from github import Auth, Github
 
-from bot.duplicates.reconcile import reconcile
+from bot.duplicates.reconcile import ReconcileError, reconcile
 from bot.duplicates.store import (
     DatabaseIndex,
     apply_pull_request_event,
@@ -78,3 +78,16 @@ def test_reconcile_lists_with_etags_and_batches_graphql(engine, github_server) -
     apply_pull_request_event(engine, event, [ChangedFile(REGISTRY, patch=PATCH)])
     assert github_server.calls == []
     assert "TOKENSPEED_MLA" in DatabaseIndex(engine, REPO).sync().get(7).identifiers
+
+
+def test_github_failures_leave_the_index_as_it_was(engine, github_server) -> None:
+    _open(github_server, 1, "Change number 1", "value = 1\n")
+    github = _client(github_server)
+    github_server.inject("GET", rf"^/repos/{REPO}/pulls$", status=502)
+    with pytest.raises(ReconcileError, match="listing page 1: HTTP 502"):
+        reconcile(engine, github, REPO)
+    github_server.inject("POST", r"graphql", status=500)
+    with pytest.raises(ReconcileError, match="GraphQL: HTTP 500"):
+        reconcile(engine, github, REPO)
+    assert open_pr_count(engine, REPO) == 0 and needs_reconcile(engine, REPO)
+    assert reconcile(engine, github, REPO).written == 1
