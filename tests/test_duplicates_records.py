@@ -26,3 +26,9 @@ def test_records_keep_what_is_usable() -> None:
     assert any("body has 50,000 characters" in p for p in huge.problems)
     binary = record_from_dict({"number": 2, "files": [{"path": "a.bin", "patch": "\x00\x01"}]})
     assert binary.files[0].binary and binary.files[0].patch is None
+
+
+def test_github_rest_shapes_are_understood() -> None:
+    record = record_from_dict({"number": 3, "user": {"login": "alice"}, "head": {"sha": "abc"}})
+    assert record.author == "alice" and record.head_sha == "abc"
+    assert record_from_dict({"number": 4, "head": "main"}).head_sha == ""

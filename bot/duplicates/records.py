@@ -145,9 +145,12 @@ def record_from_dict(data: Any) -> PRRecord:
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise RecordError("missing or invalid 'number' (a positive integer is required)")
     problems: list[str] = []
-    author = data.get("author")
-    if isinstance(author, dict):  # GitHub's user object
+    # The contract's flat fields first; GitHub's REST shapes (user.login, head.sha) as fallback.
+    author = data.get("author") or data.get("user")
+    if isinstance(author, dict):
         author = author.get("login")
+    head = data.get("head")
+    head_sha = data.get("head_sha") or (head.get("sha") if isinstance(head, dict) else None)
     commits = data.get("commits")
     return PRRecord(
         number=number,
@@ -156,7 +159,7 @@ def record_from_dict(data: Any) -> PRRecord:
         author=author if isinstance(author, str) else "",
         created_at=parse_time(data.get("created_at")),
         state=data.get("state") if isinstance(data.get("state"), str) else "open",
-        head_sha=data.get("head_sha") if isinstance(data.get("head_sha"), str) else "",
+        head_sha=head_sha if isinstance(head_sha, str) else "",
         files=_files(data.get("files"), problems),
         commits=[c for c in commits if isinstance(c, str)] if isinstance(commits, list) else [],
         problems=problems,
