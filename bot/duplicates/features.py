@@ -32,8 +32,8 @@ from bot.duplicates.text import (
 if TYPE_CHECKING:
     from bot.snapshot import Snapshot
 
-# The title says what the PR is for; the body mostly says how. Title words count this much more.
-TITLE_WEIGHT = 3
+# Title words count this many times in the combined text; the title also has its own signal.
+TITLE_WEIGHT = 1
 
 
 @dataclass

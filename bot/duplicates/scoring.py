@@ -27,7 +27,7 @@ OVERLAP = "overlap"
 # Logistic weights. Text-only pairs (no file data on one side) use the text weights with a
 # smaller intercept: absent code is no evidence against the pair.
 INTERCEPT_WITH_CODE = -5.0
-INTERCEPT_TEXT_ONLY = -3.8
+INTERCEPT_TEXT_ONLY = -3.5
 WEIGHTS = {
     "claimed_issue": 3.6,
     "direct_link": 2.4,
