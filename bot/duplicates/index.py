@@ -202,7 +202,7 @@ class MemoryIndex:
                 result.stacked.append(number)
                 continue
             scored.append(candidate)
-        scored.sort(key=lambda c: (-c.score, -c.number))
+        scored.sort(key=lambda c: (-c.score, -c.raw_score, -c.number))
         result.candidates = scored[:top]
         result.stacked.sort()
         result.shared_commits.sort()

@@ -4,7 +4,8 @@ The score is a logistic model over the signals (the weights below; their calibra
 labelled set is in docs/benchmarks/duplicates.md), so 0.8 means "about 8 in 10 pairs scored
 like this are the same work". ``likely_duplicate`` needs evidence about the *goal* (a shared
 claimed issue, shared new identifiers, similar wording); touching the same files alone only
-ever makes ``overlap``, because busy files are shared by PRs with unrelated goals.
+ever makes ``overlap``, because busy files are shared by PRs with unrelated goals. An
+overlap's score is capped just below the likely-duplicate threshold.
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ class Candidate:
     title: str = ""
     author: str = ""
     signals: dict[str, float] = field(default_factory=dict)
+    # The model's score before an overlap's cap; breaks ties in ranking.
+    raw_score: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -212,7 +215,14 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     z += sum(WEIGHTS[name] * value for name, value in signals.items() if name in WEIGHTS)
     score = 1.0 / (1.0 + math.exp(-z))
     tier = _tier(score, signals, config)
-    return Candidate(other.number, score, tier, evidence, other.title, other.author, signals)
+    raw_score = score
+    if tier == OVERLAP:
+        # Without evidence about the goal a pair is not called a duplicate, so its score
+        # must not read like one either (consumers sort and threshold on it).
+        score = min(score, max(config.likely_duplicate - 0.01, 0.0))
+    return Candidate(
+        other.number, score, tier, evidence, other.title, other.author, signals, raw_score
+    )
 
 
 def _code_signals(
