@@ -2,40 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from duplicates_helpers import PATCH, REGISTRY, sample_records, write_export
 
 from bot import rules
 from bot.checks import get_check
 from bot.duplicates.export import load_index_from_export
 from bot.report import Report, render_markdown
 from bot.snapshot import ChangedFile, Snapshot
-
-REGISTRY = "vllm/v1/attention/backends/registry.py"
-PATCH = '@@ -58,3 +58,4 @@\n ctx\n+    TOKENSPEED_MLA = "x.TokenSpeedBackend"\n'
-
-
-def _write(path: Path, lines: list[object]) -> Path:
-    raw = b""
-    for line in lines:
-        raw += (line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n"
-    path.write_bytes(raw)
-    return path
-
-
-def _records() -> list[object]:
-    files = [{"path": REGISTRY, "additions": 1, "deletions": 0, "patch": PATCH}]
-    return [
-        {"number": 1, "title": "Add TokenSpeed MLA backend", "author": "a", "files": files},
-        {"number": 2, "title": "Integrate tokenspeed decode", "author": "b", "files": files},
-        {"number": 3, "title": "Docs: typo", "body": "", "author": "c"},
-        {"number": 4, "title": "[Bug] Crash with EAGLE3 drafter and cuda graphs"},
-        {
-            "number": 5,
-            "title": "Fix eagle3 drafter illegal memory access with cudagraphs",
-            "state": "closed",  # the sweep ranks every PR in the file; the check only open ones
-        },
-    ]
 
 
 def _snapshot(title: str, files: list[ChangedFile], author: str = "z") -> Snapshot:
@@ -62,7 +35,7 @@ def test_check_section_lists_duplicates_first_and_folds_the_rest(tmp_path, check
     records.append(
         {"number": 50, "title": "@here <b>x</b> ![i](http://x)", "author": "q", "files": files}
     )
-    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", records))
+    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
     ruleset = rules.load_builtin("default")
     snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
     check = get_check("duplicates")
@@ -89,7 +62,9 @@ def test_check_without_index_or_for_bots_is_skipped(check_context) -> None:
 
 
 def test_nothing_found_says_so_in_one_line(tmp_path, check_context) -> None:
-    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", _records()))
+    check_context.open_prs = load_index_from_export(
+        write_export(tmp_path / "p.jsonl", sample_records())
+    )
     rules_ = rules.load_builtin("default").checks.duplicates
     section = get_check("duplicates").run(
         _snapshot("Refactor the tokenizer pool", []), rules_, check_context
@@ -99,7 +74,9 @@ def test_nothing_found_says_so_in_one_line(tmp_path, check_context) -> None:
 
 
 def test_check_copes_with_a_huge_snapshot(tmp_path, check_context) -> None:
-    check_context.open_prs = load_index_from_export(_write(tmp_path / "p.jsonl", _records()))
+    check_context.open_prs = load_index_from_export(
+        write_export(tmp_path / "p.jsonl", sample_records())
+    )
     files = [ChangedFile(f"vllm/gen/f{i}.py", additions=1) for i in range(3_000)]
     files.append(ChangedFile("logo.png", binary=True))
     snapshot = _snapshot("Add TokenSpeed MLA backend", files)

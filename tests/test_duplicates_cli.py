@@ -3,44 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from duplicates_helpers import REGISTRY, sample_records, write_export
 
 from bot.cli import main
 
-REGISTRY = "vllm/v1/attention/backends/registry.py"
-PATCH = '@@ -58,3 +58,4 @@\n ctx\n+    TOKENSPEED_MLA = "x.TokenSpeedBackend"\n'
-
-
-def _write(path: Path, lines: list[object]) -> Path:
-    raw = b""
-    for line in lines:
-        raw += (line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n"
-    path.write_bytes(raw)
-    return path
-
-
-def _records() -> list[object]:
-    files = [{"path": REGISTRY, "additions": 1, "deletions": 0, "patch": PATCH}]
-    return [
-        {"number": 1, "title": "Add TokenSpeed MLA backend", "author": "a", "files": files},
-        {"number": 2, "title": "Integrate tokenspeed decode", "author": "b", "files": files},
-        {"number": 3, "title": "Docs: typo", "body": "", "author": "c"},
-        {"number": 4, "title": "[Bug] Crash with EAGLE3 drafter and cuda graphs"},
-        {
-            "number": 5,
-            "title": "Fix eagle3 drafter illegal memory access with cudagraphs",
-            "state": "closed",  # the sweep ranks every PR in the file; the check only open ones
-        },
-    ]
-
 
 def test_json_follows_the_contract_and_bad_lines_are_named(tmp_path, capsys) -> None:
-    export = _write(
+    export = write_export(
         tmp_path / "prs.jsonl",
         [
-            *_records(),
+            *sample_records(),
             b"{not json",
             {"title": "no number"},
             b'{"number": 9, "title": "caf\xe9 latin-1"}',
@@ -61,9 +35,9 @@ def test_json_follows_the_contract_and_bad_lines_are_named(tmp_path, capsys) -> 
 
 
 def test_markdown_sweep_shows_clusters_and_neutralises_titles(tmp_path, capsys) -> None:
-    records = _records()
+    records = sample_records()
     records[1]["title"] = "@maintainers <img src=x> [click](http://evil) #77 **bold**"
-    export = _write(tmp_path / "prs.jsonl", records)
+    export = write_export(tmp_path / "prs.jsonl", records)
     assert main(["duplicates", "--prs", str(export)]) == 0
     out = capsys.readouterr().out
     assert "## Likely duplicate clusters (1)" in out
@@ -75,7 +49,7 @@ def test_markdown_sweep_shows_clusters_and_neutralises_titles(tmp_path, capsys) 
 def test_cli_errors_are_one_line(tmp_path, capsys) -> None:
     assert main(["duplicates", "--prs", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the PR export" in capsys.readouterr().err
-    export = _write(tmp_path / "prs.jsonl", _records())
+    export = write_export(tmp_path / "prs.jsonl", sample_records())
     assert main(["duplicates", "--prs", str(export), "--pr", "99"]) == 2
     assert "no PR #99" in capsys.readouterr().err
     assert main(["duplicates", "--prs", str(export), "--top", "0"]) == 2
@@ -96,7 +70,7 @@ def test_prbot_check_audits_against_an_export(git_repo, tmp_path, capsys) -> Non
     lines = [f"line {i}" for i in range(80)]
     lines.insert(60, '    TOKENSPEED_MLA = "x.TokenSpeedBackend"')
     git_repo.commit({REGISTRY: "\n".join(lines) + "\n"}, "Add TokenSpeed MLA backend")
-    export = _write(tmp_path / "prs.jsonl", _records())
+    export = write_export(tmp_path / "prs.jsonl", sample_records())
     code = main(
         [
             "check",
@@ -120,10 +94,10 @@ def test_prbot_check_audits_against_an_export(git_repo, tmp_path, capsys) -> Non
 
 def test_bad_records_are_named_and_the_run_goes_on(tmp_path, capsys) -> None:
     many = [{"path": f"vllm/gen/f{i}.py", "additions": 1, "deletions": 0} for i in range(3_000)]
-    export = _write(
+    export = write_export(
         tmp_path / "prs.jsonl",
         [
-            *_records(),
+            *sample_records(),
             {"number": 20, "title": "Mass rename", "files": many},
             {"number": 21, "title": "Huge body", "body": "word " * 100_000},
             {"number": 22, "title": "Logo", "files": [{"path": "a.png", "patch": "\x00\x89PNG"}]},

@@ -18,7 +18,7 @@ from bot.checks.base import Cache
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
 from bot.gendocs.render import layout, render_block, render_tables
-from bot.gendocs.source import Problem, SourceTree
+from bot.gendocs.source import Problem, SourceTree, SplitsProblems
 from bot.gendocs.tables import (
     ABSENT,
     MISSING,
@@ -86,7 +86,7 @@ def expected_tables(
 
 
 @dataclass
-class DocResult:
+class DocResult(SplitsProblems):
     """The finding for one doc (JSON: ``{path, in_sync, cells, ...}``)."""
 
     path: str
@@ -100,14 +100,6 @@ class DocResult:
     generator_changed: bool = False
     fix_command: str = ""
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity != "error"]
 
     @property
     def in_sync(self) -> bool:

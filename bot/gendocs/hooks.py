@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.gendocs.config import HookRule
-from bot.gendocs.source import Problem
+from bot.gendocs.source import Problem, SplitsProblems
 from bot.gendocs.tables import MISSING, CellDiff
 from bot.snapshot import TreeReader, path_matches
 
@@ -26,7 +26,7 @@ _counter = itertools.count()
 
 
 @dataclass
-class HookResult:
+class HookResult(SplitsProblems):
     """The finding for one generated file (JSON: ``{path, in_sync, cells, ...}``)."""
 
     hook: str
@@ -40,14 +40,6 @@ class HookResult:
     ran_generator_from: str = "head"
     fix_command: str = ""
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity != "error"]
 
     @property
     def in_sync(self) -> bool:

@@ -41,6 +41,20 @@ class Problem:
         }
 
 
+class SplitsProblems:
+    """For results that carry ``problems``: errors make a doc unverifiable, warnings do not."""
+
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+
 @dataclass
 class SourceTree:
     """Parsed Python modules of one revision, cached, with the problems met on the way."""
