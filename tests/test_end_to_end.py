@@ -16,15 +16,20 @@ REPO = "acme/widgets"
 
 
 @pytest.fixture
-def stack(tmp_path):
+def bare_stack(tmp_path):
+    """prbot and the local GitHub test server, with no repository yet."""
     with LocalStack(tmp_path / "stack") as running:
-        gh = running.github
-        gh.create_repo(
-            REPO,
-            installation_id=INSTALLATION_ID,
-            files={"README.md": "# widgets\n", "widgets/core.py": "x = 1\n"},
-        )
         yield running
+
+
+@pytest.fixture
+def stack(bare_stack):
+    bare_stack.github.create_repo(
+        REPO,
+        installation_id=INSTALLATION_ID,
+        files={"README.md": "# widgets\n", "widgets/core.py": "x = 1\n"},
+    )
+    return bare_stack
 
 
 def _open_pr(stack, title="Speed up core", author="alice", association="CONTRIBUTOR"):
@@ -39,6 +44,15 @@ def _open_pr(stack, title="Speed up core", author="alice", association="CONTRIBU
         author_association=association,
     )
     return pull["number"]
+
+
+def _reported_pr(stack):
+    """Open a PR, deliver `opened`, wait for its report; (number, report body)."""
+    number = _open_pr(stack)
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
+    body = wait_for(lambda: _bot_comments(stack, number), what="first report")[0]["body"]
+    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    return number, body
 
 
 def _bot_comments(stack, number):
@@ -81,10 +95,7 @@ def test_opened_then_synchronize_edits_one_comment(stack):
 
 
 def test_steady_state_synchronize_costs_at_most_three_rest_calls(stack):
-    number = _open_pr(stack)
-    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
-    wait_for(lambda: _bot_comments(stack, number), what="first report")
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    number, _ = _reported_pr(stack)
     stack.github.reset_calls()
     new_head = stack.github.push(REPO, number, {"widgets/core.py": "x = 3\n"}, "again")
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
@@ -132,10 +143,7 @@ def test_unauthorized_recheck_is_refused_once_per_head(stack):
 
 
 def test_commands_in_code_blocks_and_bot_comments_do_nothing(stack):
-    number = _open_pr(stack)
-    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
-    wait_for(lambda: _bot_comments(stack, number), what="first report")
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    number, _ = _reported_pr(stack)
     queue = Queue(stack.service.engine)
     done_before = queue.depth()["done"]
     quoted = stack.github.add_user_comment(REPO, number, "alice", "> /recheck\n```\n/recheck\n```")
@@ -229,49 +237,37 @@ def test_health_ready_and_metrics(stack):
     assert "prbot_queue_jobs" in metrics
 
 
-def test_repository_rules_decide_the_command_policy(tmp_path):
-    with LocalStack(tmp_path / "stack") as stack:
-        gh = stack.github
-        gh.create_repo(
-            REPO,
-            installation_id=INSTALLATION_ID,
-            files={
-                "a.py": "x = 1\n",
-                ".github/prbot.yml": "commands:\n  recheck:\n    allow: [admin]\n",
-            },
-        )
-        number = _open_pr(stack)
-        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
-        wait_for(lambda: _bot_comments(stack, number), what="first report")
-        wait_for(lambda: _queue_idle(stack), what="idle queue")
-        comment = gh.add_user_comment(REPO, number, "alice", "/recheck")  # the author
-        stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
-        wait_for(lambda: _queue_idle(stack), what="idle queue")
-        assert gh.reactions(REPO, comment["id"]) == []
-        replies = [
-            c
-            for c in gh.comments(REPO, number)
-            if c["user"]["type"] == "Bot" and MARKER not in c["body"]
-        ]
-        assert len(replies) == 1
+def test_repository_rules_decide_the_command_policy(bare_stack):
+    gh = bare_stack.github
+    policy = "commands:\n  recheck:\n    allow: [admin]\n"
+    gh.create_repo(
+        REPO,
+        installation_id=INSTALLATION_ID,
+        files={"a.py": "x = 1\n", ".github/prbot.yml": policy},
+    )
+    number, _ = _reported_pr(bare_stack)
+    comment = gh.add_user_comment(REPO, number, "alice", "/recheck")  # the author
+    bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
+    wait_for(lambda: _queue_idle(bare_stack), what="idle queue")
+    assert gh.reactions(REPO, comment["id"]) == []
+    replies = [
+        c
+        for c in gh.comments(REPO, number)
+        if c["user"]["type"] == "Bot" and MARKER not in c["body"]
+    ]
+    assert len(replies) == 1
 
 
-def test_invalid_repository_rules_are_a_finding_not_a_crash(tmp_path):
-    with LocalStack(tmp_path / "stack") as stack:
-        gh = stack.github
-        gh.create_repo(
-            REPO,
-            installation_id=INSTALLATION_ID,
-            files={
-                "a.py": "x = 1\n",
-                ".github/prbot.yml": "checks:\n  changed_files:\n    areas: 12\n",
-            },
-        )
-        number = _open_pr(stack)
-        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
-        body = wait_for(lambda: _bot_comments(stack, number), what="report")[0]["body"]
-        assert ".github/prbot.yml:3" in body and "checks.changed\\_files.areas" in body
-        assert "Changed files" in body  # the checks still ran, on the defaults
+def test_invalid_repository_rules_are_a_finding_not_a_crash(bare_stack):
+    broken = "checks:\n  changed_files:\n    areas: 12\n"
+    bare_stack.github.create_repo(
+        REPO,
+        installation_id=INSTALLATION_ID,
+        files={"a.py": "x = 1\n", ".github/prbot.yml": broken},
+    )
+    _, body = _reported_pr(bare_stack)
+    assert ".github/prbot.yml:3" in body and "checks.changed\\_files.areas" in body
+    assert "Changed files" in body  # the checks still ran, on the defaults
 
 
 def test_whole_path_on_each_database(tmp_path, database_url):
