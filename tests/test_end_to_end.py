@@ -340,3 +340,28 @@ def test_reconcile_finds_prs_opened_before_install_and_warm_pushes_list_nothing(
     wait_for(lambda: _queue_idle(stack), what="idle queue")
     listings = [c for c in gh.calls if c.path == f"/repos/{REPO}/pulls" or c.path == "/graphql"]
     assert listings == []
+
+
+def test_dry_run_stores_the_report_and_writes_nothing_to_github(tmp_path):
+    from bot.store import state
+
+    with LocalStack(tmp_path / "stack", dry_run=True) as stack:
+        gh = stack.github
+        gh.create_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
+        number = _open_pr(stack)
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        stored = wait_for(
+            lambda: state.latest_report(stack.service.engine, REPO, number), what="stored report"
+        )
+        wait_for(lambda: _queue_idle(stack), what="idle queue")
+        assert stored["markdown"].startswith(MARKER)
+        assert gh.comments(REPO, number) == [] and gh.check_runs(REPO) == []
+        writes = [
+            c
+            for c in gh.calls
+            if c.method in ("POST", "PATCH", "PUT", "DELETE")
+            and "/access_tokens" not in c.path
+            and ".git/" not in c.path
+            and c.path != "/graphql"
+        ]
+        assert writes == []
