@@ -139,10 +139,13 @@ def validate(data: dict[str, Any], source: str, node: yaml.Node | None = None) -
     try:
         return rule_set_model().model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        # A misspelt key also makes the real one "missing"; the typo is the one to name.
+        first = min(errors, key=lambda e: e["type"] != "extra_forbidden")
         loc = tuple(first["loc"])
         field = ".".join(str(part) for part in loc)
-        raise RulesError(source, _line_of(node, loc), field, first["msg"]) from None
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise RulesError(source, _line_of(node, loc), field, first["msg"] + more) from None
 
 
 def _builtin_text(name: str) -> tuple[str, str]:
