@@ -234,11 +234,10 @@ def main() -> None:
         "while parsing. The command-line rows include interpreter start-up, with bytecode "
         "caches on as in a deployed install (this machine sets PYTHONDONTWRITEBYTECODE; "
         "without caches each prbot start recompiles its imports, about 1 s more). `prbot "
-        "docs` imports only its own command, but that still means pydantic (rule "
-        "validation), Jinja2 (table templates) and PyYAML, which the generator does not "
-        "load: prbot's start-up alone outweighs the generator's whole run, and the check "
-        "itself is the difference between the two prbot rows. The bot pays the in-process "
-        "figure per PR.",
+        "docs` imports only its own command; the difference between the two prbot rows is "
+        "the check's dependencies (pydantic for rule validation, Jinja2 for the table "
+        "templates, PyYAML), which the generator does not load, plus the check itself. The "
+        "bot pays the in-process figure per PR.",
         "",
         "Validation: each drift case applied to a copy of the tree, caught by the check, "
         "fixed with `--write`, then checked again by prbot and by vLLM's generator "
