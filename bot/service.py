@@ -38,8 +38,11 @@ class Service:
         return cls(settings, engine, github)
 
     def queue(self) -> Queue:
-        return Queue(self.engine, lease_seconds=self.settings.lease_seconds,
-                     max_attempts=self.settings.max_attempts)
+        return Queue(
+            self.engine,
+            lease_seconds=self.settings.lease_seconds,
+            max_attempts=self.settings.max_attempts,
+        )
 
     def worker(self, queue: Queue | None = None) -> Worker:
         return Worker(self.settings, self.engine, queue or self.queue(), self.app)
@@ -47,16 +50,18 @@ class Service:
     def asgi_app(self, *, with_worker: bool = True) -> FastAPI:
         if not self.settings.webhook_secrets:
             raise ConfigError("PRBOT_WEBHOOK_SECRET is not set")
-        return create_app(self.settings, self.engine,
-                          worker_factory=self.worker if with_worker else None)
+        return create_app(
+            self.settings, self.engine, worker_factory=self.worker if with_worker else None
+        )
 
 
 class ThreadedServer:
     """uvicorn on a background thread (demo, tests, benchmarks); ``url`` once started."""
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                     lifespan="on", access_log=False)
+        self.config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
+        )
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = ""

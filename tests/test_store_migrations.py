@@ -55,6 +55,7 @@ def import_table_modules() -> None:
 
 def test_migrated_database_matches_schema_module(engine: sa.Engine) -> None:
     import_table_modules()
+
     def ours(item, name, kind, reflected, compare_to) -> bool:
         # Tables of later migrations may live on metadata in modules not imported here.
         return not (kind == "table" and reflected and compare_to is None)

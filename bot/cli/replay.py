@@ -16,14 +16,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("replay", help="sign and send a webhook payload")
     parser.add_argument("file", help="JSON payload file")
     parser.add_argument("--event", required=True, help="X-GitHub-Event, e.g. pull_request")
-    parser.add_argument("--url", required=True, help="webhook URL, e.g. http://host/webhooks/github")
+    parser.add_argument(
+        "--url", required=True, help="webhook URL, e.g. http://host/webhooks/github"
+    )
     parser.add_argument("--secret", required=True, help="webhook secret to sign with")
     parser.add_argument("--delivery", help="X-GitHub-Delivery (default: a new UUID)")
     parser.set_defaults(func=run)
 
 
-def send(url: str, event: str, body: bytes, secret: str, delivery: str | None = None,
-         client: httpx.Client | None = None) -> httpx.Response:
+def send(
+    url: str,
+    event: str,
+    body: bytes,
+    secret: str,
+    delivery: str | None = None,
+    client: httpx.Client | None = None,
+) -> httpx.Response:
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "GitHub-Hookshot/prbot-replay",

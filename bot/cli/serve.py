@@ -16,10 +16,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve = subparsers.add_parser("serve", help="run the GitHub App webhook server")
     serve.add_argument("--host", default="0.0.0.0")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--dry-run", action="store_true",
-                       help="write nothing to GitHub or CI; log and store the report")
-    serve.add_argument("--no-worker", action="store_true",
-                       help="intake only; run `prbot worker` processes separately")
+    serve.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write nothing to GitHub or CI; log and store the report",
+    )
+    serve.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="intake only; run `prbot worker` processes separately",
+    )
     serve.set_defaults(func=run_serve)
 
     worker = subparsers.add_parser("worker", help="run a queue consumer on its own")
@@ -42,8 +48,7 @@ def run_serve(args: argparse.Namespace) -> int:
         app = service.asgi_app(with_worker=not args.no_worker)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    progress(f"listening on {args.host}:{args.port}"
-             f"{' (dry run)' if args.dry_run else ''}")
+    progress(f"listening on {args.host}:{args.port}{' (dry run)' if args.dry_run else ''}")
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
