@@ -37,6 +37,8 @@ class Settings:
     lease_seconds: float = 300.0
     max_attempts: int = 5
     poll_seconds: float = 0.5
+    # Jobs spend most of their time in git and uv subprocesses, so threads overlap well.
+    worker_threads: int = 2
     github_timeout: float = 30.0
     # PyGithub's pacing, after GitHub's advice against secondary rate limits. The local
     # test server needs none.
@@ -61,6 +63,7 @@ class Settings:
             "lease_seconds": _float("PRBOT_LEASE_SECONDS", 300.0),
             "max_attempts": int(_float("PRBOT_MAX_ATTEMPTS", 5)),
             "poll_seconds": _float("PRBOT_POLL_SECONDS", 0.5),
+            "worker_threads": int(_float("PRBOT_WORKER_THREADS", 2)),
             "github_timeout": _float("PRBOT_GITHUB_TIMEOUT", 30.0),
             "github_request_interval": _float("PRBOT_GITHUB_REQUEST_INTERVAL", 0.25),
             "github_write_interval": _float("PRBOT_GITHUB_WRITE_INTERVAL", 1.0),

@@ -53,8 +53,27 @@ def _answer(status: int, event: str, outcome: str, **extra: Any) -> JSONResponse
     return JSONResponse({"status": outcome, **extra}, status_code=status)
 
 
+def start_worker_threads(
+    worker_factory,
+    queue: Queue,
+    count: int,  # noqa: ANN001
+    stop: threading.Event,
+) -> list[threading.Thread]:
+    """``count`` workers on daemon threads, each with its own Worker (and git readers)."""
+    threads = []
+    for index in range(max(count, 1)):
+        worker = worker_factory(queue)
+        thread = threading.Thread(
+            target=worker.run_forever, args=(stop,), name=f"prbot-worker-{index}", daemon=True
+        )
+        thread.start()
+        threads.append(thread)
+    return threads
+
+
 def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> FastAPI:
-    """The ASGI app. ``worker_factory`` (if given) starts the in-process worker thread."""
+    """The ASGI app. ``worker_factory`` (if given) starts ``settings.worker_threads``
+    in-process workers."""
     queue = Queue(engine, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
     collector = QueueDepthCollector(queue.depth)
     in_process_db = engine.dialect.name == "sqlite"
@@ -69,18 +88,16 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
         # collector's generations shortens the GC pauses that show up as tail latency.
         gc.freeze()
         stop = threading.Event()
-        thread = None
-        if worker_factory is not None:
-            worker = worker_factory(queue)
-            thread = threading.Thread(
-                target=worker.run_forever, args=(stop,), name="prbot-worker", daemon=True
-            )
-            thread.start()
+        threads = (
+            start_worker_threads(worker_factory, queue, settings.worker_threads, stop)
+            if worker_factory is not None
+            else []
+        )
         try:
             yield
         finally:
             stop.set()
-            if thread is not None:
+            for thread in threads:
                 thread.join(timeout=30)
             try:
                 REGISTRY.unregister(collector)

@@ -30,6 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     worker = subparsers.add_parser("worker", help="run a queue consumer on its own")
     worker.add_argument("--dry-run", action="store_true")
+    worker.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="worker threads (default: PRBOT_WORKER_THREADS or 2)",
+    )
     worker.set_defaults(func=run_worker)
 
 
@@ -58,6 +64,11 @@ def run_worker(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    progress("worker started")
-    service.worker().run_forever(stop)
+    threads = args.threads or service.settings.worker_threads
+    progress(f"worker started ({threads} thread{'s' if threads != 1 else ''})")
+    from bot.server import start_worker_threads
+
+    for thread in start_worker_threads(service.worker, service.queue(), threads, stop):
+        while thread.is_alive():
+            thread.join(timeout=1)  # short joins keep the main thread responsive to signals
     return 0
