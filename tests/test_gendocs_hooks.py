@@ -118,3 +118,11 @@ def test_an_untrusted_pr_changing_the_generator_gets_the_base_generator(tmp_path
     [trusted] = run_hook(hook(), head, changed_paths=changed, trusted=True, **common)
     assert trusted.ran_generator_from == "head" and trusted.generated.startswith(b"pwned")
     assert not trusted.in_sync
+
+
+def test_a_generator_command_that_does_not_exist_is_a_finding(tmp_path):
+    rule = hook(command=["prbot-no-such-generator"])
+    [result] = run(tmp_path, tree(tmp_path / "head"), rule=rule)
+    [problem] = result.errors
+    assert problem.path == "requirements/test/nightly.txt"
+    assert "could not start 'prbot-no-such-generator'" in problem.message

@@ -138,7 +138,14 @@ def run_hook(
                     else "ran the PR's generator (the author is trusted)"
                 )
             )
-    run = runner.run(list(hook.command), cwd=tree, timeout=hook.timeout)
+    try:
+        run = runner.run(list(hook.command), cwd=tree, timeout=hook.timeout)
+    except OSError as exc:  # the command is missing or not executable: a finding, not a crash
+        reason = exc.strerror or type(exc).__name__
+        failure = f"hook {hook.name} could not start {hook.command[0]!r}: {reason}"
+        for result in results:
+            result.problems.append(Problem(result.path, failure))
+        return results
     failure = None
     if run.timed_out:
         failure = f"hook {hook.name} timed out after {hook.timeout:g}s"
