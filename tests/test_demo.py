@@ -23,4 +23,6 @@ def test_demo_prints_the_posted_comment(tmp_path):
     # The second contributor's PR names the first as the same work, with code evidence.
     assert "Likely duplicates" in result.stdout
     assert "both add `TOKENSPEED_MLA`" in result.stdout
+    # ...and what reviewers asked for by hand on vLLM's PR: the wiring it still lacks.
+    assert "| `TOKENSPEED_MLA` |" in result.stdout and "CUDA priority lists" in result.stdout
     assert "webhook answered 202" in result.stderr
