@@ -84,3 +84,21 @@ def test_check_copes_with_a_huge_snapshot(tmp_path, check_context) -> None:
     rules_ = rules.load_builtin("default").checks.duplicates
     section = get_check("duplicates").run(snapshot, rules_, check_context)
     assert section.status in ("pass", "warn")
+
+
+def test_evidence_links_the_issues_it_names_and_scores_read_plainly(
+    tmp_path, check_context
+) -> None:
+    files = [{"path": REGISTRY, "additions": 1, "deletions": 0, "patch": PATCH}]
+    other = {"number": 7, "title": "TokenSpeed MLA", "author": "u", "files": files}
+    other["body"] = "Fixes #31877, fixes #31900"
+    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", [other]))
+    snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
+    snapshot.body = "Closes #31877 and closes #31900"
+    rules_ = rules.load_builtin("default").checks.duplicates
+    section = get_check("duplicates").run(snapshot, rules_, check_context)
+    assert section.findings[0]["evidence"][0] == "both fix #31877, #31900"
+    text = render_markdown(Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section]))
+    # The bot's own issue numbers stay links (GitHub autolinks "#N"); titles stay inert.
+    assert "both fix #31877, #31900" in text
+    assert "(score 1.00)" in text or "(score 0.99)" in text

@@ -1,5 +1,6 @@
-"""Evidence lines: short text with code spans kept apart, so the comment can escape the text
-and fence the code while the JSON report gets one plain string with backticks."""
+"""Evidence lines: short text with code spans and issue references kept apart, so the comment
+can escape the text, fence the code and link the references, while the JSON report gets one
+plain string with backticks."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Evidence:
-    # Each part is ("text", s) or ("code", s).
+    # Each part is ("text", s), ("code", s) or ("ref", digits): an issue or PR number that the
+    # comment links (the digits are the bot's own, so the link is safe to keep).
     parts: tuple[tuple[str, str], ...]
 
     @classmethod
     def text(cls, *parts: Any) -> Evidence:
-        """Plain strings are text; ``("code", s)`` tuples become code spans."""
+        """Plain strings are text; ``("code", s)`` tuples become code spans, ``("ref", n)``
+        issue links."""
         out = []
         for part in parts:
             if isinstance(part, tuple):
@@ -24,7 +27,10 @@ class Evidence:
         return cls(tuple(out))
 
     def __str__(self) -> str:
-        return "".join(f"`{s}`" if kind == "code" else s for kind, s in self.parts)
+        return "".join(_PLAIN[kind].format(s) for kind, s in self.parts)
+
+
+_PLAIN = {"text": "{}", "code": "`{}`", "ref": "#{}"}
 
 
 _EVIDENCE_ORDER = (

@@ -177,16 +177,18 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     shared_claims = sorted(a.claimed & other.claimed)
     if shared_claims:
         signals["claimed_issue"] = 1.0
-        evidence.append(Evidence.text("both fix ", *[f"#{n}" for n in shared_claims[:3]]))
+        evidence.append(Evidence.text("both fix ", *_refs(shared_claims[:3])))
     if other.number in (a.claimed | a.mentioned) or a.number in (other.claimed | other.mentioned):
         signals["direct_link"] = 1.0
-        who = "this PR mentions it" if other.number in (a.claimed | a.mentioned) else None
-        evidence.append(Evidence.text(who or f"#{other.number} mentions this PR"))
+        if other.number in (a.claimed | a.mentioned):
+            evidence.append(Evidence.text("this PR mentions it"))
+        else:
+            evidence.append(Evidence.text(("ref", other.number), " mentions this PR"))
     shared_mentions = sorted((a.mentioned | a.claimed) & (other.mentioned | other.claimed))
     shared_mentions = [n for n in shared_mentions if n not in shared_claims]
     if shared_mentions:
         signals["shared_mention"] = 1.0
-        evidence.append(Evidence.text("both mention ", *[f"#{n}" for n in shared_mentions[:3]]))
+        evidence.append(Evidence.text("both mention ", *_refs(shared_mentions[:3])))
 
     if is_revert(a.title) != is_revert(other.title):
         # A revert undoes the other PR: it touches the same lines with the same words.
@@ -293,6 +295,14 @@ def _code_signals(
             if both:
                 parts += [" to ", ("code", both[0])]
             evidence.append(Evidence.text(*parts))
+
+
+def _refs(numbers: list[int]) -> list[Any]:
+    """``#1, #2`` as linked references."""
+    parts: list[Any] = []
+    for i, n in enumerate(numbers):
+        parts += ([", "] if i else []) + [("ref", n)]
+    return parts
 
 
 def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidence:
