@@ -9,7 +9,7 @@ from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_
 
 from bot import rules
 from bot.checks.base import MemoryCache, Status
-from bot.checks.generated_docs import CHECK, run
+from bot.checks.generated_docs import CHECK, describe_cells, run
 from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
 from bot.report import Report, render_markdown
 from bot.sandbox import SandboxRunner
@@ -56,9 +56,14 @@ def test_a_backend_added_without_the_doc_fails_with_cells_fix_and_patch(make_rep
     assert section.status == Status.FAIL
     [finding] = section.findings
     assert finding["path"] == DOC and finding["in_sync"] is False
-    assert [(c["table"], c["row"]) for c in finding["cells"]] == [("table-standard", "TREE_ATTN")]
+    assert {(c["table"], c["row"], c["kind"]) for c in finding["cells"]} == {
+        ("table-standard", "TREE_ATTN", "missing_row")
+    }
+    assert "1 row missing" in section.summary and "cell" not in section.summary
     text = render(section)
-    assert "| table-standard | TREE\\_ATTN | (row) |" in text
+    # The missing row is one line that names each column with the value it should have.
+    [line] = [x for x in text.splitlines() if x.startswith("| table-standard |")]
+    assert "| TREE\\_ATTN | (whole row) |" in line and "Head Sizes: 64, 128" in line
     assert "uv run prbot docs --repo . --write" in text
     assert "```diff" in text and "+| `TREE_ATTN` |" in text
 
@@ -141,3 +146,14 @@ def test_results_for_a_commit_are_cached_and_reused(make_repo, check_context):
     assert key.startswith(snapshot.head_sha) and check_context.cache.hits == []
     again = run(snapshot, RULES, check_context)
     assert check_context.cache.hits == [key] and again.findings == first.findings
+
+
+def test_the_summary_counts_whole_rows_once_and_says_one_cell():
+    def cell(row, kind, column="Dtypes"):
+        return {"table": "t", "row": row, "column": column, "kind": kind}
+
+    cells = [cell("NEW", "missing_row", c) for c in ("Backend", "Dtypes", "Compute Cap.")]
+    cells += [cell("OLD", "extra_row"), cell("FLASH_ATTN", "cell")]
+    assert describe_cells(cells) == ["1 row missing", "1 row not expected", "1 cell"]
+    # A generated file that is not there at all is not a missing row.
+    assert describe_cells([cell("(file)", "table", "(file)")]) == ["1 cell"]

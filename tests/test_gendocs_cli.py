@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gendocs_helpers import DOC, copy_fixture, edit
+from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, REGISTRY, copy_fixture, edit
 
 from bot.cli import main
 
@@ -82,3 +82,27 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys):
     root = copy_fixture(tmp_path / "tree")
     assert main(["docs", "--repo", str(root), "--rules", str(bad_rules), "--check"]) == 2
     assert "rules.yaml:4" in capsys.readouterr().err
+
+
+def test_a_missing_backend_row_is_one_line_naming_each_column(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, REGISTRY, *NEW_BACKEND_ENTRY)
+    (root / NEW_BACKEND_MODULE[0]).write_text(NEW_BACKEND_MODULE[1])
+    assert main(["docs", "--repo", str(root), "--check"]) == 1
+    [line] = [x for x in capsys.readouterr().out.splitlines() if "TREE_ATTN" in x]
+    assert line.startswith("  table-standard | TREE_ATTN: row missing (Backend: `TREE_ATTN`;")
+    assert "Head Sizes: 64, 128;" in line
+
+
+def test_a_hook_whose_command_cannot_start_is_reported_not_raised(tmp_path, capsys):
+    root = copy_fixture(tmp_path / "tree")
+    rules_file = tmp_path / "rules.yaml"
+    rules_file.write_text(
+        "checks:\n  generated_docs:\n    docs:\n      - path: " + DOC + "\n"
+        "    hooks:\n      - name: gone\n        command: [prbot-no-such-generator]\n"
+        "        outputs: [docker/versions.json]\n"
+    )
+    assert main(["docs", "--repo", str(root), "--rules", str(rules_file), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "docker/versions.json: NOT VERIFIED" in out
+    assert "could not start 'prbot-no-such-generator'" in out

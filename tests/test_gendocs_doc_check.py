@@ -44,9 +44,12 @@ def test_a_backend_added_to_the_registry_but_not_the_doc(tmp_path):
     (root / NEW_BACKEND_MODULE[0]).write_text(NEW_BACKEND_MODULE[1])
     result = check(root)
     assert not result.in_sync
-    [diff] = result.cells
-    assert (diff.table, diff.row, diff.kind) == ("table-standard", "TREE_ATTN", "missing_row")
-    assert "64, 128" in diff.expected
+    assert {(d.table, d.row, d.kind, d.actual) for d in result.cells} == {
+        ("table-standard", "TREE_ATTN", "missing_row", "(missing)")
+    }
+    # Each cell of the missing row is named by its column, with the value it should have.
+    cells = {d.column: d.expected for d in result.cells}
+    assert cells["Head Sizes"] == "64, 128" and cells["Backend"] == "`TREE_ATTN`"
 
 
 def test_a_deleted_doc_row(tmp_path):
@@ -226,9 +229,9 @@ def test_marker_doc_previews_what_the_pr_changes(tmp_path):
     result = check_doc(RULE, DirTree(head), DirTree(base), changed_paths=[REGISTRY])
     assert result.in_sync
     changes = {(p["table"], p["row"], p["column"], p["change"]) for p in result.preview}
-    assert ("table-standard", "TREE_ATTN", "(row)", "added") in changes
+    assert ("table-standard", "TREE_ATTN", "Block Sizes", "added") in changes
     assert ("table-mla-decode", "FLASHMLA", "Block Sizes", "changed") in changes
-    [block] = [p for p in result.preview if p["column"] == "Block Sizes"]
+    [block] = [p for p in result.preview if p["row"] == "FLASHMLA" and p["column"] == "Block Sizes"]
     assert (block["before"], block["after"]) == ("64", "64, 128")
 
 

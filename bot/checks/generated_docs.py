@@ -34,6 +34,21 @@ def _order(finding: dict[str, Any]) -> tuple[int, int]:
     return rank, -len(finding["cells"])
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def describe_cells(cells: list[dict[str, Any]]) -> list[str]:
+    """Differences counted as a reader sees them: whole rows once, then single cells."""
+    missing = {(c["table"], c["row"]) for c in cells if c["kind"] == "missing_row"}
+    extra = {(c["table"], c["row"]) for c in cells if c["kind"] == "extra_row"}
+    single = sum(1 for c in cells if c["kind"] not in ("missing_row", "extra_row"))
+    what = [f"{_count(len(missing), 'row')} missing"] if missing else []
+    what += [f"{_count(len(extra), 'row')} not expected"] if extra else []
+    what += [_count(single, "cell")] if single else []
+    return what
+
+
 def summarize(findings: list[dict[str, Any]]) -> tuple[Status, str]:
     """Section status and one-line summary from the findings (shared with ``prbot docs``)."""
     drifted = [f for f in findings if f["cells"] or f.get("manual_edits")]
@@ -46,7 +61,7 @@ def summarize(findings: list[dict[str, Any]]) -> tuple[Status, str]:
     if drifted:
         parts = []
         for f in drifted:
-            what = [f"{len(f['cells'])} cells"] if f["cells"] else []
+            what = describe_cells(f["cells"])
             what += ["text edited by hand"] if f.get("manual_edits") else []
             parts.append(f"{f['path']} ({', '.join(what)})")
         return Status.FAIL, "out of sync: " + ", ".join(parts)

@@ -100,15 +100,43 @@ def write_fixes(tree: DirTree, docs: list[DocResult], outputs: list[HookResult])
     return written
 
 
+def cell_lines(cells: list[dict[str, Any]]) -> list[str]:
+    """One line per differing cell; a whole missing or unexpected row is one line."""
+    # In first-seen order: a single cell, or the key of a whole row gathering its cells.
+    entries: list[dict[str, Any] | tuple[str, str, str]] = []
+    rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for cell in cells:
+        if cell["kind"] not in ("missing_row", "extra_row"):
+            entries.append(cell)
+            continue
+        key = (cell["kind"], cell["table"], cell["row"])
+        if key not in rows:
+            rows[key] = []
+            entries.append(key)
+        rows[key].append(cell)
+    lines = []
+    for entry in entries:
+        if isinstance(entry, dict):
+            lines.append(
+                f"{entry['table']} | {entry['row']} | {entry['column']}: "
+                f"expected {entry['expected']!r}, found {entry['actual']!r}"
+            )
+            continue
+        kind, table, row = entry
+        side = "expected" if kind == "missing_row" else "actual"
+        values = "; ".join(f"{c['column']}: {c[side]}" for c in rows[entry] if c[side])
+        what = "row missing" if kind == "missing_row" else "row not expected"
+        lines.append(f"{table} | {row}: {what} ({values})")
+    return lines
+
+
 def print_text(findings: list[dict[str, Any]]) -> None:
     for finding in findings:
-        state = "in sync" if finding["in_sync"] else "OUT OF SYNC"
+        drift = finding["cells"] or finding.get("manual_edits")
+        state = "in sync" if finding["in_sync"] else "OUT OF SYNC" if drift else "NOT VERIFIED"
         print(f"{finding['path']}: {state}")
-        for cell in finding["cells"]:
-            print(
-                f"  {cell['table']} | {cell['row']} | {cell['column']}: "
-                f"expected {cell['expected']!r}, found {cell['actual']!r}"
-            )
+        for line in cell_lines(finding["cells"]):
+            print(f"  {line}")
         for edit in finding.get("manual_edits") or []:
             print(f"  line {edit['line']}: edited by hand: {edit['after']!r}")
         for problem in finding["problems"]:

@@ -74,7 +74,7 @@ def line_cells(path: str, committed: bytes | None, generated: bytes) -> list[Cel
     old = (committed or b"").decode("utf-8", "replace").splitlines()
     new = generated.decode("utf-8", "replace").splitlines()
     if committed is None:
-        return [CellDiff(path, "(file)", "(file)", "present", MISSING, "missing_row")]
+        return [CellDiff(path, "(file)", "(file)", "present", MISSING, "table")]
     cells: list[CellDiff] = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():

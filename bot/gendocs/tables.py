@@ -179,7 +179,9 @@ def compare_tables(expected: Table, actual: Table) -> list[CellDiff]:
     actual_rows = dict(zip(actual.labels(), actual.rows, strict=True))
     for label, row in expected_rows.items():
         if label not in actual_rows:
-            diffs.append(CellDiff(key, label, "(row)", _row_text(row), MISSING, "missing_row"))
+            # One cell per column, so a reader (and a script) sees what each cell should say.
+            for column, value in zip(expected.header, row, strict=False):
+                diffs.append(CellDiff(key, label, column, value, MISSING, "missing_row"))
             continue
         other = actual_rows[label]
         for column in shared:
@@ -189,7 +191,8 @@ def compare_tables(expected: Table, actual: Table) -> list[CellDiff]:
                 diffs.append(CellDiff(key, label, column, want, have))
     for label, row in actual_rows.items():
         if label not in expected_rows:
-            diffs.append(CellDiff(key, label, "(row)", ABSENT, _row_text(row), "extra_row"))
+            for column, value in zip(actual.header, row, strict=False):
+                diffs.append(CellDiff(key, label, column, ABSENT, value, "extra_row"))
     # Priority tables say their order in a column already; elsewhere report moved rows.
     if "Priority" not in expected.header:
         common = [label for label in expected_rows if label in actual_rows]
@@ -212,7 +215,3 @@ def compare_tables(expected: Table, actual: Table) -> list[CellDiff]:
 def _cell(header: list[str], row: list[str], column: str) -> str:
     index = header.index(column)
     return row[index] if index < len(row) else MISSING
-
-
-def _row_text(row: list[str]) -> str:
-    return " | ".join(row)
