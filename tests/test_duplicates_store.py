@@ -4,11 +4,14 @@ GitHub test server (ETag listing, batched GraphQL, call counts)."""
 from __future__ import annotations
 
 from bot.duplicates.features import build_features
+from bot.duplicates.records import FileChange
 from bot.duplicates.scoring import ScoringConfig
 from bot.duplicates.store import (
     DatabaseIndex,
+    PRRow,
     apply_pull_request_event,
     open_pr_count,
+    write_row,
 )
 from bot.snapshot import ChangedFile
 
@@ -79,3 +82,34 @@ def test_payloads_that_are_not_prs_change_nothing(engine) -> None:
     apply_pull_request_event(engine, {"pull_request": {"number": "x"}, "repository": {}}, None)
     assert open_pr_count(engine, REPO) == 0
     assert len(DatabaseIndex(engine, REPO)) == 0
+
+
+def test_a_late_diff_for_the_current_head_is_kept_with_the_newer_text(engine) -> None:
+    # synchronize (T2) is seen, then an edit (T3) lands before the synchronize's pipeline job
+    # writes the diff it computed: that diff is still the current head's, so it must count.
+    files = [ChangedFile(REGISTRY, additions=1, patch=PATCH)]
+    apply_pull_request_event(engine, _payload(1, "opened", title="a", updated="1", sha="h1"), [])
+    sync = _payload(1, "synchronize", title="TokenSpeed", updated="2", sha="h2")
+    apply_pull_request_event(engine, sync, None)
+    edited = _payload(1, "edited", title="Speed up MLA decode", updated="3", sha="h2")
+    apply_pull_request_event(engine, edited, None)
+    apply_pull_request_event(engine, sync, files)  # the pipeline's write, late
+    top = _query(engine, "x", [ChangedFile(REGISTRY, patch=PATCH)]).candidates[0]
+    assert top.number == 1 and top.title == "Speed up MLA decode"
+    assert any("TOKENSPEED_MLA" in str(e) for e in top.evidence)
+
+    # ...but a late diff of an older head, or for a closed PR, changes nothing.
+    apply_pull_request_event(engine, _payload(1, "closed", title="t", updated="4", sha="h2"), None)
+    apply_pull_request_event(engine, sync, files)
+    assert open_pr_count(engine, REPO) == 0
+
+
+def test_a_late_path_only_write_never_replaces_a_diff(engine) -> None:
+    files = [ChangedFile(REGISTRY, additions=1, patch=PATCH)]
+    apply_pull_request_event(engine, _payload(1, "opened", title="a", updated="2", sha="h"), files)
+    # What reconcile writes for a PR it listed from a cached page: no updated_at, no patches.
+    late = PRRow(REPO, 1, "open", "a", "", "dev1", None, "", "h", [FileChange(REGISTRY)], False)
+    with engine.begin() as connection:
+        assert write_row(connection, late) is False
+    top = _query(engine, "x", [ChangedFile(REGISTRY, patch=PATCH)]).candidates[0]
+    assert any("TOKENSPEED_MLA" in str(e) for e in top.evidence)

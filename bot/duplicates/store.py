@@ -75,7 +75,7 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
     """
     existing = _existing(connection, row.repo, row.number)
     if existing is not None and existing.updated_at and row.updated_at < existing.updated_at:
-        return False
+        return _late_diff(connection, existing, row)
     features = build_features(
         row.number,
         title=row.title,
@@ -109,6 +109,30 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
         upsert(connection, open_prs)
         .values(repo=row.repo, number=row.number, **values)
         .on_conflict_do_update(index_elements=["repo", "number"], set_=values)
+    )
+    return True
+
+
+def _late_diff(connection: sa.Connection, existing: sa.Row, row: PRRow) -> bool:
+    """An older event's diff of the head still stored (a pipeline job finishing after a later
+    ``edited``): keep the newer text and state, take the code features. Anything else: no."""
+    if row.files is None or existing.head_sha != row.head_sha or existing.state != OPEN:
+        return False
+    if existing.patches_known and not row.patches_known:
+        return False  # reconcile's path-only files never replace a diff with hunks
+    coded = build_features(row.number, head_sha=row.head_sha, files=row.files)
+    features = PRFeatures.from_json(existing.features)
+    features.files, features.identifiers = coded.files, coded.identifiers
+    features.code_terms = coded.code_terms
+    connection.execute(
+        sa.update(open_prs)
+        .where(open_prs.c.repo == row.repo, open_prs.c.number == row.number)
+        .values(
+            files_known=True,
+            patches_known=row.patches_known,
+            features=features.to_json(),
+            seq=_bump_generation(connection, row.repo),
+        )
     )
     return True
 
