@@ -47,3 +47,13 @@ def test_reverts_and_backports_are_related_not_duplicates() -> None:
     assert stacked_on("Reverts vllm-project/vllm#1124") == {1124}
     assert stacked_on("Backport of #7 to the release branch; cherry-picked #8") == {7, 8}
     assert is_revert('Revert "[Core] Enable chunked prefill"') and not is_revert("Fix revert")
+
+
+def test_a_revert_names_what_it_reverts() -> None:
+    from bot.duplicates.text import is_revert
+
+    for title in ("Revert #1234", "revert PR 1234", "[Revert] Enable x", "Reverts 1a2b3c4d"):
+        assert is_revert(title), title
+    # A fix that goes back to an older behaviour is not a revert of another PR.
+    assert not is_revert("Revert to fp32 accumulation in the fused MoE kernel")
+    assert not is_revert("Reverting the sampler change")

@@ -141,6 +141,15 @@ def stacked_on(body: str, title: str = "") -> set[int]:
     return {int(n) for n in _STACKED.findall(text)}
 
 
+# A revert names what it undoes: GitHub's button writes 'Revert "<title>"'; people write
+# "Revert #123", "Revert PR 123", "Revert commit abc", "[Revert] ...". "Revert to fp32
+# accumulation" is a fix in its own right, not a revert of another PR.
+_REVERT_TITLE = re.compile(
+    r"^\s*(?:\[revert\]|revert(?:s|ing)?\s*(?:[\"'“#]|pr\b|commit\b|\[|[0-9a-f]{7,40}\b))",
+    re.I,
+)
+
+
 def is_revert(title: str) -> bool:
-    """GitHub's revert button titles the PR 'Revert "<original title>"'."""
-    return (title or "").lstrip().lower().startswith("revert")
+    """Whether the title says the PR reverts another PR or commit."""
+    return _REVERT_TITLE.match(title or "") is not None
