@@ -82,6 +82,22 @@ def test_a_pr_that_regenerates_the_doc_passes(make_repo, check_context, tmp_path
     assert section.findings[0]["in_sync"] is True
 
 
+def test_paths_link_to_the_file_at_the_head_commit(make_repo, check_context):
+    changes = add_backend()
+    changes["vllm/v1/attention/backends/cpu_attn.py"] = "class (:\n"
+    section = run(pr(make_repo, changes), RULES, check_context)
+    text = render(section)  # the report names repository o/r, head ffff…
+    blob = "https://github.com/o/r/blob/" + "f" * 40
+    assert f"[`{DOC}`]({blob}/{DOC})" in text
+    assert (
+        f"[`vllm/v1/attention/backends/cpu_attn.py:1`]({blob}/vllm/v1/attention/backends/cpu_attn.py#L1)"
+        in text
+    )
+    # A local checkout has no GitHub address: plain code, no link.
+    local = render_markdown(Report("tree", None, "f" * 40, "e" * 40, [section]))
+    assert f"`{DOC}`" in local and "](http" not in local
+
+
 def test_hand_edited_cells_are_escaped_in_the_comment(make_repo, check_context):
     doc = fixture_files()[DOC]
     edited = replaced(doc, "| Decoder | 9.x-10.x |", "| Decoder | <img src=x> @admin |")
@@ -99,6 +115,9 @@ def test_a_bad_template_is_a_finding_not_a_crash(make_repo, check_context):
     section = run(pr(make_repo, add_backend()), bad, check_context)
     assert section.status == Status.WARN
     assert "nope.j2 does not exist" in section.findings[0]["problems"][0]["message"]
+    text = render(section)
+    assert "could not be rendered" not in text and "nope.j2 does not exist" in text
+    assert "⚠️ [`docs/design/attention_backends.md`](" in text and "could not be verified" in text
 
 
 def test_hooks_run_through_the_context_runner(make_repo, check_context):
@@ -117,6 +136,9 @@ def test_hooks_run_through_the_context_runner(make_repo, check_context):
     [finding] = section.findings
     assert finding["kind"] == "hook" and finding["cells"][0]["expected"] == "B"
     assert check_context.runner.invocations == 1
+    text = render(section)
+    assert "could not be rendered" not in text
+    assert "| out.txt | line 1 | line | B | A |" in text and "```diff" in text
 
 
 class RecordingCache(MemoryCache):

@@ -132,6 +132,8 @@ def _problem_finding(path: str, message: str) -> dict[str, Any]:
         "cells": [],
         "kind": "doc",
         "problems": [{"path": path, "line": None, "severity": "error", "message": message}],
+        "manual_edits": [],
+        "preview": [],
         "notes": [],
         "patch": "",
         "fix_command": "",

@@ -61,6 +61,9 @@ class HookResult(SplitsProblems):
             "hook": self.hook,
             "command": self.command,
             "problems": [p.to_json() for p in self.problems],
+            # Same keys as a doc's finding, so the report template reads either.
+            "manual_edits": [],
+            "preview": [],
             "generator_changed": self.generator_changed,
             "ran_generator_from": self.ran_generator_from,
             "fix_command": self.fix_command,
