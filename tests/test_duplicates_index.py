@@ -137,3 +137,49 @@ def test_different_fixes_in_the_same_lines_are_overlap_not_duplicates() -> None:
     (candidate,) = index.query(first, ScoringConfig()).candidates
     assert candidate.tier == OVERLAP
     assert any(str(e).startswith("overlapping edits in") for e in candidate.evidence)
+
+
+def _flag_pr(number: int, title: str, path: str, line: str) -> object:
+    body = "Let users switch it off without removing the whole config."
+    return _pr(number, title, body, files=[FileChange(path, 1, 0, _patch(20, line))])
+
+
+def test_the_same_kind_of_change_to_different_files_is_not_a_duplicate() -> None:
+    # Two config classes each gain an `enabled` field, worded alike: two changes, not one twice.
+    index = MemoryIndex(
+        [
+            _flag_pr(
+                1,
+                "Add enabled flag to the KV events config",
+                "vllm/config/kv_events.py",
+                "    enabled: bool = False",
+            ),
+            _flag_pr(
+                2,
+                "Add enabled flag to the tracing config",
+                "vllm/config/tracing.py",
+                "    enabled: bool = False",
+            ),
+        ]
+    )
+    assert [c.tier for c in index.query(index.get(1), ScoringConfig(min_score=0)).candidates] == [
+        OVERLAP
+    ]
+    # A specific new name is still evidence of the same goal, whichever files add it.
+    index = MemoryIndex(
+        [
+            _flag_pr(
+                3,
+                "Add KV cache size in bytes",
+                "vllm/config/cache.py",
+                "    kv_cache_memory_bytes: int | None = None",
+            ),
+            _flag_pr(
+                4,
+                "Explicit KV cache size option",
+                "vllm/engine/arg_utils.py",
+                "    kv_cache_memory_bytes: int | None = None",
+            ),
+        ]
+    )
+    assert index.query(index.get(3), ScoringConfig()).candidates[0].tier == LIKELY_DUPLICATE

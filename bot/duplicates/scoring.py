@@ -11,6 +11,7 @@ overlap's score is capped just below the likely-duplicate threshold.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -131,6 +132,25 @@ def identifier_weight(name: str, paths: list[str], stats: CorpusStats) -> float:
         weight *= 0.3
     if all("test" in p.rsplit("/", 1)[-1] or p.startswith("tests/") for p in paths):
         weight *= 0.5
+    return weight
+
+
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def is_plain_word(name: str) -> bool:
+    """``enabled``, ``timeout``, ``Config``: a name of one word, which unrelated code adds
+    too (a field of two different config classes), unlike ``kv_cache_memory_bytes``."""
+    return len(_NAME_PARTS.findall(display_name(name))) <= 1
+
+
+def shared_identifier_weight(
+    name: str, mine: list[str], theirs: list[str], stats: CorpusStats
+) -> float:
+    """A shared name's weight; a one-word name added to different files says little."""
+    weight = identifier_weight(name, mine, stats)
+    if is_plain_word(name) and not set(mine) & set(theirs):
+        weight *= 0.25
     return weight
 
 
@@ -282,8 +302,13 @@ def _code_signals(
         # Both introduce new names and none agree: two features, not one twice.
         signals["distinct_identifiers"] = 1.0
     if shared_names:
-        weights = {n: identifier_weight(n, a.identifiers[n], stats) for n in shared_names}
+        weights = {
+            n: shared_identifier_weight(n, a.identifiers[n], other.identifiers[n], stats)
+            for n in shared_names
+        }
         shared_total = sum(weights.values())
+        # Totals use the full weights: a PR adding only a plain word that the other adds to a
+        # different file must not "contain" it.
         mine_ids = sum(identifier_weight(n, p, stats) for n, p in a.identifiers.items())
         theirs_ids = sum(identifier_weight(n, p, stats) for n, p in other.identifiers.items())
         containment = shared_total / max(min(mine_ids, theirs_ids), 1e-9)
@@ -333,6 +358,10 @@ def same_goal(signals: dict[str, float]) -> bool:
     text = signals.get("text", 0)
     if "containment" not in signals:  # text-only pair: wording is all there is
         return text >= 0.35
+    if signals.get("no_shared_file"):
+        # The same kind of change to different files ("add an `enabled` flag to the X config"
+        # and to the Y config) reads alike and adds alike code; it is not the same change.
+        return False
     if signals.get("distinct_identifiers"):
         return text >= 0.6
     if signals.get("paths_only"):  # no diff to compare: wording plus the same files
