@@ -10,6 +10,7 @@ from bot.requirements.resolve import (
     ResolutionRequest,
     UvResolver,
     failure_cause,
+    network_cause,
     parse_pins,
 )
 from bot.sandbox import SandboxRunner
@@ -85,8 +86,41 @@ def test_unreachable_index_is_skipped_and_not_cached(tmp_path):
     )
     (result,) = resolver(tmp_path, SandboxRunner(timeout=60), cache).resolve_all([unreachable])
     assert result.status == "skipped"
-    assert result.detail.startswith("index unreachable")
+    # The host and the innermost cause, not the per-package URL: cells cut off from the same
+    # index read the same line (and fold together in the comment).
+    expected = f"index unreachable: 127.0.0.1:{port}: Connection refused (os error 111)"
+    assert result.detail == expected
     assert cache._data == {}
+
+
+# uv's stderr, as printed when an index or a git host cannot be reached.
+DNS_FAILURE = """\
+warning: A managed Python download is available for Python 3.12, but an error occurred.
+  cause: Failed to download `https://github.com/astral-sh/python-build-standalone/x.tar.gz`
+  cause: dns error
+error: Failed to fetch: https://download.pytorch.org/whl/cu130/torch/
+  cause: error sending request for url (https://download.pytorch.org/whl/cu130/torch/)
+  cause: client error (Connect)
+  cause: dns error
+  cause: failed to lookup address information: Name or service not known
+"""
+GIT_FAILURE = """\
+error: Failed to download and build `fast @ git+https://user@github.com/org/fast.git@0.2.2`
+  cause: Git operation failed
+  cause: failed to fetch branch or tag `0.2.2`
+         --- stderr
+         fatal: unable to access 'https://github.com/org/fast.git/': Could not resolve host
+"""
+
+
+def test_network_cause_names_the_host_and_the_innermost_cause():
+    assert network_cause(DNS_FAILURE) == (
+        "download.pytorch.org: failed to lookup address information: Name or service not known"
+    )
+    assert network_cause(GIT_FAILURE) == (
+        "github.com: fatal: unable to access 'https://github.com/org/fast.git/': "
+        "Could not resolve host"
+    )
 
 
 def test_timeout_is_skipped(tmp_path):

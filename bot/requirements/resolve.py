@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,33 @@ def failure_cause(stderr: str, limit: int = 2) -> str:
     if picked and picked[0].startswith("No solution found") and len(picked) > 1:
         picked = picked[1:]
     return " ".join(picked[:limit])[:400] or "uv failed without a message"
+
+
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s`'\")]+", re.I)
+
+
+def network_cause(stderr: str) -> str:
+    """Which host could not be reached and why, e.g. ``download.pytorch.org: dns error``.
+
+    uv prints the URL it fetched, then a chain of causes; the innermost cause says why
+    (DNS, refused, timed out). The URL's path differs per cell and package, the host does
+    not, so every cell cut off from the same index gets the same line.
+    """
+    lines = [line.strip() for line in stderr.splitlines()]
+    start = next((i for i, line in enumerate(lines) if line.startswith("error:")), None)
+    if start is None:
+        return failure_cause(stderr)
+    block = []
+    for line in lines[start:]:
+        if block and line.startswith(("warning:", "error:")):
+            break
+        block.append(line)
+    url = next((m.group(0) for line in block if (m := _URL.search(line))), "")
+    host = urlsplit(url.removeprefix("git+")).netloc.rsplit("@", 1)[-1] if url else ""
+    causes = [line.removeprefix("cause:").strip() for line in block[1:] if line]
+    innermost = causes[-1] if causes else block[0].removeprefix("error:").strip()
+    innermost = innermost if len(innermost) <= 160 else innermost[:159] + "…"
+    return f"{host}: {innermost}" if host else innermost
 
 
 def parse_pins(stdout: str) -> dict[str, str]:
@@ -236,5 +264,5 @@ class UvResolver:
             return Resolution("ok", f"{len(pins)} packages", pins)
         cause = failure_cause(result.stderr)
         if _NETWORK_ERROR.search(result.stderr) and "No solution found" not in result.stderr:
-            return Resolution("skipped", f"index unreachable: {cause}")
+            return Resolution("skipped", f"index unreachable: {network_cause(result.stderr)}")
         return Resolution("failed", cause)
