@@ -318,7 +318,7 @@ def test_rendered_section_is_one_table_with_escaped_details(tmp_path, vllm_like,
     report = Report("org/repo", 1, snapshot.head_sha, snapshot.base_sha, [section])
     text = render_markdown(report)
     assert "| Platform | Arch | Added | Removed | Changed | Resolution | Why |" in text
-    assert "| `cuda` | x86\\_64 | 1 | 0 | 0 |" in text
+    assert "| `cuda` | x86\\_64, aarch64 | 1 | 0 | 0 |" in text
     assert "<b>" not in text and "@someone" not in text
     assert "<details><summary>`cuda` / x86\\_64" in text
     assert "`requirements/cuda.txt:9`" in text
@@ -353,3 +353,22 @@ def test_stale_compiled_file_of_an_undeclared_set_still_reports(tmp_path, vllm_l
     assert section.status == Status.WARN
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
     assert "`requirements/docs.txt` was not recompiled after `requirements/docs.in`" in text
+
+
+def test_one_line_common_change_is_one_folded_block_not_one_per_cell(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    head = repo.commit({"requirements/common.txt": LAYOUT["requirements/common.txt"] + "alpha<3\n"})
+    context = context_for(tmp_path, SandboxRunner(timeout=60))
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context)
+    # The contract keeps one finding per cell …
+    assert len([f for f in section.findings if f["changed"]]) == 6
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    # … the comment says the change once, for all six cells, with their outcomes grouped.
+    assert text.count("changed `alpha>=1.0` → `alpha<3,>=1.0`") == 1
+    assert (
+        "<details><summary>`cuda` / x86\\_64, aarch64 · `rocm` / x86\\_64 · `cpu` / x86\\_64,"
+        " aarch64, ppc64le: ✅ ok 5, ⏭️ skipped 1</summary>"
+    ) in text
+    assert "- resolves on `cuda` / x86\\_64, aarch64 · `rocm` / x86\\_64 · `cpu` / x86\\_64" in text
+    assert "- skipped on `cpu` / ppc64le: uv has no --python-platform for ppc64le" in text
+    assert "packages" not in text  # a per-cell package count would split the group again

@@ -8,6 +8,7 @@ from bot.checks.base import Check, CheckContext, Section, Status
 from bot.requirements.analysis import Analysis, Row, StaleCompiled, analyse
 from bot.requirements.config import RequirementsRules
 from bot.requirements.effective import change_texts
+from bot.requirements.presentation import detail_groups, table_rows
 from bot.snapshot import Snapshot
 
 CHECK_NAME = "requirements"
@@ -147,6 +148,9 @@ def run(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext) -> 
     status, summary = status_and_summary(analysis)
     data = {
         "rows": findings,
+        # The Markdown folds cells that say the same thing; the findings stay one per cell.
+        "table": table_rows(findings),
+        "groups": detail_groups(findings, show_python),
         "show_python": show_python,
         "unaffected": analysis.unaffected,
         "uv_runs": analysis.uv_runs,

@@ -1,0 +1,98 @@
+"""Grouping the per-cell findings for the rendered section.
+
+The JSON findings stay one per (platform, arch, python). A one-line change to ``common.txt``
+reaches a dozen cells with the very same diff, so the Markdown folds cells that say the same
+thing into one table row (per platform) and one details block (across platforms).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# What a details block says, apart from resolution (which varies by cell and is listed inside).
+_CONTENT_FIELDS = ("added_from", "removed_from", "changed", "problems", "conflicts", "compiled")
+# A table row's columns, apart from the architecture.
+_ROW_FIELDS = ("platform", "python", "resolution", "failing_at_base", "cached", "why")
+_SUMMARY_PLATFORMS = 4
+
+
+def _outcome_detail(finding: dict[str, Any]) -> str:
+    """The resolution detail worth showing: a package count only repeats "ok" per cell."""
+    detail = str(finding.get("detail") or "")
+    if finding.get("resolution") == "ok":
+        detail = re.sub(r"^\d+ packages(; )?", "", detail)
+    return detail
+
+
+def _arch_label(finding: dict[str, Any], show_python: bool) -> str:
+    return f"{finding['arch']} py{finding['python']}" if show_python else str(finding["arch"])
+
+
+def _platform_archs(findings: list[dict[str, Any]], show_python: bool) -> list[dict[str, Any]]:
+    """[{platform, archs: [..]}] in first-seen order."""
+    by_platform: dict[str, list[str]] = {}
+    for finding in findings:
+        by_platform.setdefault(finding["platform"], []).append(_arch_label(finding, show_python))
+    return [{"platform": p, "archs": archs} for p, archs in by_platform.items()]
+
+
+def table_rows(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One table row per platform and identical columns; architectures joined, order kept."""
+    rows: dict[str, dict[str, Any]] = {}
+    for finding in findings:
+        counts = [len(finding[k]) for k in ("added", "removed", "changed")]
+        key = json.dumps([finding.get(k) for k in _ROW_FIELDS] + counts, default=str)
+        if key in rows:
+            rows[key]["archs"].append(finding["arch"])
+            continue
+        rows[key] = {
+            **{k: finding.get(k) for k in _ROW_FIELDS},
+            "archs": [finding["arch"]],
+            "added": counts[0],
+            "removed": counts[1],
+            "changed": counts[2],
+        }
+    return list(rows.values())
+
+
+def detail_groups(findings: list[dict[str, Any]], show_python: bool) -> list[dict[str, Any]]:
+    """Cells whose details say the same, each group with its resolutions grouped by outcome."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for finding in findings:
+        if not any(finding.get(k) for k in _CONTENT_FIELDS) and not _outcome_detail(finding):
+            continue
+        key = json.dumps([finding.get(k) for k in _CONTENT_FIELDS], sort_keys=True, default=str)
+        groups.setdefault(key, []).append(finding)
+    return [_group(members, show_python) for members in groups.values()]
+
+
+def _group(members: list[dict[str, Any]], show_python: bool) -> dict[str, Any]:
+    outcomes: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for finding in members:
+        key = (finding["resolution"], _outcome_detail(finding), finding["failing_at_base"])
+        outcomes.setdefault(key, []).append(finding)
+    cells = _platform_archs(members, show_python)
+    first = members[0]
+    statuses: dict[str, int] = {}
+    for finding in members:
+        statuses[finding["resolution"]] = statuses.get(finding["resolution"], 0) + 1
+    return {
+        **{k: first[k] for k in _CONTENT_FIELDS},
+        "size": len(members),
+        "cells": cells,
+        "summary_cells": cells[:_SUMMARY_PLATFORMS],
+        "more_platforms": max(0, len(cells) - _SUMMARY_PLATFORMS),
+        "statuses": [{"status": k, "size": n} for k, n in statuses.items()],
+        "resolutions": [
+            {
+                "status": status,
+                "detail": detail,
+                "failing_at_base": at_base,
+                "cells": _platform_archs(found, show_python),
+                "size": len(found),
+            }
+            for (status, detail, at_base), found in outcomes.items()
+        ],
+    }

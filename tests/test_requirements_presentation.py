@@ -1,0 +1,85 @@
+"""Folding per-cell findings into table rows and details blocks for the comment."""
+
+from bot.requirements.presentation import detail_groups, table_rows
+
+ADDED = [{"requirement": "humanize>=4", "file": "requirements/common.txt", "line": 58}]
+
+
+def finding(platform, arch, resolution="ok", detail="12 packages", **extra):
+    return {
+        "platform": platform,
+        "arch": arch,
+        "python": "3.12",
+        "added": [a["requirement"] for a in extra.get("added_from", [])],
+        "removed": [],
+        "changed": [],
+        "resolution": resolution,
+        "detail": detail,
+        "why": ["requirements/common.txt"],
+        "cached": False,
+        "failing_at_base": False,
+        "added_from": [],
+        "removed_from": [],
+        "problems": [],
+        "conflicts": [],
+        "compiled": [],
+        **extra,
+    }
+
+
+def test_table_joins_architectures_of_one_platform_that_say_the_same():
+    rows = table_rows(
+        [
+            finding("cuda", "x86_64", added_from=ADDED),
+            finding("rocm", "x86_64", added_from=ADDED),
+            finding("cuda", "aarch64", added_from=ADDED),
+            finding("cpu", "x86_64", added_from=ADDED),
+            finding("cpu", "s390x", "skipped", "no platform", added_from=ADDED),
+        ]
+    )
+    assert [(r["platform"], r["archs"], r["added"]) for r in rows] == [
+        ("cuda", ["x86_64", "aarch64"], 1),
+        ("rocm", ["x86_64"], 1),
+        ("cpu", ["x86_64"], 1),
+        ("cpu", ["s390x"], 1),
+    ]
+
+
+def test_cells_with_the_same_diff_share_one_block_with_outcomes_grouped():
+    findings = [
+        finding("cuda", "x86_64", detail="12 packages", added_from=ADDED),
+        finding("cuda", "aarch64", detail="11 packages", added_from=ADDED),
+        finding("cpu", "s390x", "skipped", "uv has no --python-platform", added_from=ADDED),
+        finding("rocm", "x86_64", "failed", "Because x…", added_from=ADDED),
+        finding("tpu", "x86_64", "skipped", "index unreachable: h: dns error", added_from=ADDED),
+        finding("xpu", "x86_64", "skipped", "index unreachable: h: dns error", added_from=ADDED),
+        finding("test-cuda", "x86_64", compiled=[{"path": "requirements/test/cuda.txt"}]),
+    ]
+    first, second = detail_groups(findings, show_python=False)
+    assert first["size"] == 6 and first["added_from"] == ADDED
+    assert [c["platform"] for c in first["summary_cells"]] == ["cuda", "cpu", "rocm", "tpu"]
+    assert first["more_platforms"] == 1
+    assert first["statuses"] == [
+        {"status": "ok", "size": 2},
+        {"status": "skipped", "size": 3},
+        {"status": "failed", "size": 1},
+    ]
+    outcomes = [(o["status"], o["detail"], o["cells"]) for o in first["resolutions"]]
+    assert outcomes[0] == ("ok", "", [{"platform": "cuda", "archs": ["x86_64", "aarch64"]}])
+    assert outcomes[3] == (
+        "skipped",
+        "index unreachable: h: dns error",
+        [{"platform": "tpu", "archs": ["x86_64"]}, {"platform": "xpu", "archs": ["x86_64"]}],
+    )
+    assert second["size"] == 1 and second["compiled"]
+
+
+def test_a_cell_with_nothing_to_say_has_no_block_and_notes_survive():
+    findings = [
+        finding("cuda", "x86_64"),
+        finding("cpu", "x86_64", detail="3 packages; not passed to uv: -e ."),
+        finding("cuda", "x86_64", python="3.13", detail="3 packages", added_from=ADDED),
+    ]
+    plain, python = detail_groups(findings, show_python=True)
+    assert plain["resolutions"][0]["detail"] == "not passed to uv: -e ."
+    assert python["cells"] == [{"platform": "cuda", "archs": ["x86_64 py3.13"]}]
