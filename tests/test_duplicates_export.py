@@ -31,3 +31,15 @@ def test_problems_are_reported_and_good_records_kept(tmp_path) -> None:
 def test_an_unreadable_export_is_one_error(tmp_path) -> None:
     with pytest.raises(ExportError, match="cannot read the PR export"):
         load_export(tmp_path)
+
+
+def test_a_number_given_as_text_still_names_the_record(tmp_path) -> None:
+    export = tmp_path / "prs.jsonl"
+    export.write_text('{"number": "8", "title": 5, "created_at": "yesterday"}\n')
+    problems = []
+    records = load_export(export, problems.append)
+    assert [r.number for r in records] == [8]
+    assert [str(p) for p in problems] == [
+        "prs.jsonl:1 (#8): title is int, not text; ignored",
+        "prs.jsonl:1 (#8): created_at is not an ISO 8601 time; ignored",
+    ]

@@ -50,7 +50,8 @@ def load_export(path: str | Path, on_problem: ProblemSink = _stderr) -> list[PRR
             on_problem(RecordProblem(where, f"malformed JSON ({exc.msg} at column {exc.colno})"))
             continue
         number = data.get("number") if isinstance(data, dict) else None
-        label = f"{where} (#{number})" if isinstance(number, int) else where
+        named = isinstance(number, int) or (isinstance(number, str) and number.strip().isdigit())
+        label = f"{where} (#{str(number).strip()})" if named else where
         if bad_utf8:
             on_problem(RecordProblem(label, "not valid UTF-8; undecodable bytes replaced"))
         try:
