@@ -152,13 +152,15 @@ def record_from_dict(data: Any) -> PRRecord:
     head = data.get("head")
     head_sha = data.get("head_sha") or (head.get("sha") if isinstance(head, dict) else None)
     commits = data.get("commits")
+    title = _text(data.get("title"), MAX_TITLE_CHARS, "title", problems)
+    body = _text(data.get("body"), MAX_BODY_CHARS, "body", problems)
     created_at = parse_time(data.get("created_at"))
     if created_at is None and data.get("created_at") not in (None, ""):
         problems.append("created_at is not an ISO 8601 time; ignored")
     return PRRecord(
         number=number,
-        title=_text(data.get("title"), MAX_TITLE_CHARS, "title", problems),
-        body=_text(data.get("body"), MAX_BODY_CHARS, "body", problems),
+        title=title,
+        body=body,
         author=author if isinstance(author, str) else "",
         created_at=created_at,
         state=data.get("state") if isinstance(data.get("state"), str) else "open",
