@@ -1,6 +1,7 @@
 """Quality of the duplicate audit on a labelled set, beside a plain TF-IDF baseline.
 
     uv run python benchmarks/duplicates_eval.py     # the labelled set in duplicates_eval/
+    uv run python benchmarks/duplicates_eval.py --cases benchmarks/duplicates_eval/review_cases.yaml
     uv run python benchmarks/duplicates_eval.py --prs X.jsonl --labels X.json   # another set
 
 Metrics, over the PRs that have at least one labelled duplicate: recall@k is the share whose
@@ -128,12 +129,18 @@ def evaluate_baseline(records: list, truth: dict[int, set[int]]) -> Scores:
     return _metrics(rankings, alerts, truth)
 
 
-def load_labelled(prs: Path | None, labels: Path | None) -> tuple[list, dict[int, set[int]]]:
-    """The built-in labelled set, or an export plus ``{"groups": [[n, n, ...], ...]}``."""
+REVIEW_CASES = ROOT / "benchmarks" / "duplicates_eval" / "review_cases.yaml"
+
+
+def load_labelled(
+    prs: Path | None, labels: Path | None, cases: Path | None = None
+) -> tuple[list, dict[int, set[int]]]:
+    """A cases file (default: the labelled set), or an export plus
+    ``{"groups": [[n, n, ...], ...]}``."""
     if prs is None:
         from build import load_cases
 
-        raw, truth = load_cases()
+        raw, truth = load_cases(cases) if cases else load_cases()
         return [record_from_dict(r) for r in raw], truth
     records = load_export(prs)
     groups = json.loads(labels.read_text())["groups"] if labels else []
@@ -152,9 +159,11 @@ def text_only(records: list) -> list:
     ]
 
 
-def run(prs: Path | None = None, labels: Path | None = None) -> dict[str, object]:
+def run(
+    prs: Path | None = None, labels: Path | None = None, cases: Path | None = None
+) -> dict[str, object]:
     """Both systems on the full records, and again on text-only copies of them."""
-    records, truth = load_labelled(prs, labels)
+    records, truth = load_labelled(prs, labels, cases)
     out: dict[str, object] = {"records": len(records)}
     for name, variant in (("full", records), ("text_only", text_only(records))):
         prbot = evaluate_prbot(variant, truth, ScoringConfig(min_score=SWEEP_MIN_SCORE))
@@ -213,9 +222,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prs", type=Path)
     parser.add_argument("--labels", type=Path)
+    parser.add_argument(
+        "--cases", type=Path, help=f"a labelled cases file, e.g. {REVIEW_CASES.relative_to(ROOT)}"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     args = parser.parse_args()
-    result = run(args.prs, args.labels)
+    result = run(args.prs, args.labels, args.cases)
     print(json.dumps(result, indent=2) if args.json else markdown(result))
 
 
