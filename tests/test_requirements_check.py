@@ -144,6 +144,7 @@ def test_common_change_reaches_every_platform_and_resolves(tmp_path, vllm_like, 
             "to": "alpha>=2.0",
             "file": "requirements/common.txt",
             "line": 2,
+            "side": "head",
         }
     ]
     assert cuda["resolution"] == "ok"
@@ -190,6 +191,13 @@ def test_torch_bump_in_one_file_is_inconsistent_and_fails_to_resolve(tmp_path, v
     }
     assert "does not resolve on" in section.summary and "cuda/x86_64" in section.summary
     assert section.findings[0]["resolution"] == "failed"  # strongest first
+    # test/cuda.in did not change: the bump came through its -c requirements/cuda.txt.
+    (changed,) = found[("test-cuda", "x86_64")]["changed"]
+    assert (changed["file"], changed["line"], changed["side"]) == (
+        "requirements/cuda.txt",
+        4,
+        "head",
+    )
 
 
 def test_marker_split_only_changes_the_matching_architecture(tmp_path, vllm_like, wheels):
@@ -352,7 +360,11 @@ def test_stale_compiled_file_of_an_undeclared_set_still_reports(tmp_path, vllm_l
     assert finding["compiled"][0]["changed_sources"] == ["requirements/docs.in"]
     assert section.status == Status.WARN
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
-    assert "`requirements/docs.txt` was not recompiled after `requirements/docs.in`" in text
+    blob = f"https://github.com/o/r/blob/{snapshot.head_sha}"
+    assert (
+        f"[`requirements/docs.txt`]({blob}/requirements/docs.txt) was not recompiled after"
+        f" [`requirements/docs.in`]({blob}/requirements/docs.in)"
+    ) in text
 
 
 def test_one_line_common_change_is_one_folded_block_not_one_per_cell(tmp_path, vllm_like, wheels):
@@ -372,3 +384,17 @@ def test_one_line_common_change_is_one_folded_block_not_one_per_cell(tmp_path, v
     assert "- resolves on `cuda` / x86\\_64, aarch64 · `rocm` / x86\\_64 · `cpu` / x86\\_64" in text
     assert "- skipped on `cpu` / ppc64le: uv has no --python-platform for ppc64le" in text
     assert "packages" not in text  # a per-cell package count would split the group again
+
+
+def test_evidence_links_to_the_line_at_head_or_at_base(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    cuda = LAYOUT["requirements/cuda.txt"].replace(
+        'kernels==1.0; platform_machine == "x86_64"\n', ""
+    )
+    head = repo.commit({"requirements/cuda.txt": cuda + "new-pkg>=1\n"})
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    at_base = f"https://github.com/o/r/blob/{snapshot.base_sha}/requirements/cuda.txt#L7"
+    at_head = f"https://github.com/o/r/blob/{snapshot.head_sha}/requirements/cuda.txt#L7"
+    assert f"removed `kernels==1.0` (was at [`requirements/cuda.txt:7`]({at_base}))" in text
+    assert f"added `new-pkg>=1` at [`requirements/cuda.txt:7`]({at_head})" in text

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from bot.requirements.effective import (
+    change_source,
     change_texts,
     diff_sets,
     effective_set,
@@ -92,3 +93,18 @@ def test_diff_added_removed_changed_with_marker_only_changes(tmp_path):
     assert changes["ta"][0] == 'ta; platform_machine != "s390x"'
     assert "riscv64" in changes["ta"][1]
     assert "numpy" not in changes
+
+
+def test_change_source_is_the_edited_line_not_the_first_one(tmp_path):
+    env = marker_environment("x86_64", "3.12")
+    files = {"t.in": "pytest\ntorch\n", "c.txt": "# pins\ntorch==2.11\n"}
+    base = effective_set(closure_of(tmp_path / "b", files, "t.in", ["c.txt"]), env)
+    bumped = {**files, "c.txt": "# pins\ntorch==2.12\n"}
+    head = effective_set(closure_of(tmp_path / "h", bumped, "t.in", ["c.txt"]), env)
+    source, side = change_source(base["torch"], head["torch"])
+    assert (str(source), side) == ("c.txt:2", "head")
+    # A constraint line the PR removed: the change is at base.
+    unpinned = {**files, "c.txt": "# pins\n"}
+    head = effective_set(closure_of(tmp_path / "u", unpinned, "t.in", ["c.txt"]), env)
+    source, side = change_source(base["torch"], head["torch"])
+    assert (str(source), side) == ("c.txt:2", "base")

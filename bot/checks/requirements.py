@@ -7,7 +7,7 @@ from typing import Any
 from bot.checks.base import Check, CheckContext, Section, Status
 from bot.requirements.analysis import Analysis, Row, StaleCompiled, analyse
 from bot.requirements.config import RequirementsRules
-from bot.requirements.effective import change_texts
+from bot.requirements.effective import change_source, change_texts
 from bot.requirements.presentation import detail_groups, table_rows
 from bot.snapshot import Snapshot
 
@@ -43,14 +43,15 @@ def row_finding(row: Row) -> dict[str, Any]:
     }
     for before, after in row.diff.changed:
         old, new = change_texts(before, after)
-        origin = _origin(after)
+        source, side = change_source(before, after)
         finding["changed"].append(
             {
                 "name": after.name,
                 "from": old,
                 "to": new,
-                "file": origin["file"],
-                "line": origin["line"],
+                "file": source.file,
+                "line": source.line,
+                "side": side,  # the line is at head, or at base when the PR removed it
             }
         )
     return finding

@@ -7,7 +7,6 @@ of the packages that are required. Constraint-only packages are not part of the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from packaging.markers import Marker
@@ -117,6 +116,7 @@ def effective_set(closure: Closure, env: dict[str, str]) -> dict[str, EffectiveR
         if line.name in merged and line.requirement is not None and applies(line, env):
             specs[line.name] &= line.requirement.specifier
             merged[line.name].sources.append(Source(line.file, line.line))
+            merged[line.name].lines.append(line)
     for name, spec in specs.items():
         merged[name].specifier = str(spec)
     return dict(sorted(merged.items()))
@@ -153,5 +153,20 @@ def change_texts(before: EffectiveRequirement, after: EffectiveRequirement) -> t
     return before.display(with_marker), after.display(with_marker)
 
 
-def first_source(entries: Iterable[Source]) -> str:
-    return next((str(s) for s in entries), "")
+def change_source(before: EffectiveRequirement, after: EffectiveRequirement) -> tuple[Source, str]:
+    """The line that made the change, and which side ("head"/"base") it is on.
+
+    The first source of a package is often not the edited line: a constraint file bumping a
+    pin, or a second line narrowing a range. A head line whose text is new says it; else a
+    base line that is gone (a removed constraint or marker line).
+    """
+    old = {(line.file, line.text) for line in before.lines}
+    new = {(line.file, line.text) for line in after.lines}
+    for line in after.lines:
+        if (line.file, line.text) not in old:
+            return Source(line.file, line.line), "head"
+    for line in before.lines:
+        if (line.file, line.text) not in new:
+            return Source(line.file, line.line), "base"
+    source = after.sources[0] if after.sources else Source("", 0)
+    return source, "head"
