@@ -127,3 +127,33 @@ def test_a_generator_command_that_does_not_exist_is_a_finding(tmp_path):
     [problem] = result.errors
     assert problem.path == "requirements/test/nightly.txt"
     assert "could not start 'prbot-no-such-generator'" in problem.message
+
+
+def test_a_symlink_in_the_pr_pointing_outside_is_a_finding_not_a_crash(tmp_path, make_repo):
+    repo = make_repo()
+    tree(repo.path)
+    repo.commit({}, "base")
+    (repo.path / "requirements/test/cuda.in").unlink()
+    (repo.path / "requirements/test/cuda.in").symlink_to("/etc/hostname")
+    head_sha = repo.commit({}, "point the input outside the tree")
+    work = tmp_path / "work"
+    work.mkdir()
+    runner = SandboxRunner(timeout=60)
+    [result] = run_hook(hook(), GitTree(repo.path, head_sha), runner=runner, work_dir=work)
+    [problem] = result.errors
+    assert problem.path == "requirements/test/nightly.txt"
+    assert "could not copy the tree" in problem.message and runner.invocations == 0
+
+
+def test_an_output_the_generator_made_a_symlink_is_not_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private key\n")
+    generator = (
+        "import os\n"
+        "os.remove('requirements/test/nightly.txt')\n"
+        f"os.symlink({str(secret)!r}, 'requirements/test/nightly.txt')\n"
+    )
+    [result] = run(tmp_path, tree(tmp_path / "head", generator=generator))
+    assert result.generated is None and "private key" not in result.patch()
+    [problem] = result.errors
+    assert "output is a symbolic link, not read" in problem.message

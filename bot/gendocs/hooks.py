@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import shutil
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from bot.gendocs.config import HookRule
 from bot.gendocs.source import Problem, SplitsProblems
 from bot.gendocs.tables import MISSING, CellDiff
+from bot.gitrepo import GitError
 from bot.snapshot import TreeReader, path_matches
 
 # Line differences shown per output; the patch carries all of them.
@@ -117,19 +119,19 @@ def run_hook(
         for output in hook.outputs
     ]
     if runner is None:
-        for result in results:
-            result.problems.append(
-                Problem(result.path, f"hook {hook.name} was not run: no sandbox runner")
-            )
-        return results
+        return _fail_all(results, f"hook {hook.name} was not run: no sandbox runner")
     use_base_tooling = base is not None and generator_changed and not trusted
     tree = work_dir / f"hook-{_safe_name(hook.name)}-{next(_counter)}"
     wanted = [*hook.inputs, *hook.tooling, *hook.outputs] if hook.inputs else None
-    head.export(tree, wanted)
-    if use_base_tooling:
-        for path in hook.tooling:
-            _remove(tree, path)
-        base.export(tree, list(hook.tooling))
+    try:
+        head.export(tree, wanted)
+        if use_base_tooling:
+            for path in hook.tooling:
+                _remove(tree, path)
+            base.export(tree, list(hook.tooling))
+    except (OSError, tarfile.TarError, GitError) as exc:
+        # e.g. a symlink in the PR that points outside the tree: refused, and said so.
+        return _fail_all(results, f"hook {hook.name} was not run: could not copy the tree: {exc}")
     for result in results:
         if generator_changed:
             result.ran_generator_from = "base" if use_base_tooling else "head"
@@ -145,10 +147,7 @@ def run_hook(
         run = runner.run(list(hook.command), cwd=tree, timeout=hook.timeout)
     except OSError as exc:  # the command is missing or not executable: a finding, not a crash
         reason = exc.strerror or type(exc).__name__
-        failure = f"hook {hook.name} could not start {hook.command[0]!r}: {reason}"
-        for result in results:
-            result.problems.append(Problem(result.path, failure))
-        return results
+        return _fail_all(results, f"hook {hook.name} could not start {hook.command[0]!r}: {reason}")
     failure = None
     if run.timed_out:
         failure = f"hook {hook.name} timed out after {hook.timeout:g}s"
@@ -162,6 +161,11 @@ def run_hook(
             result.problems.append(Problem(result.path, failure))
             continue
         target = tree / result.path
+        if target.is_symlink() or tree.resolve() not in target.resolve().parents:
+            # Following it would read (and post) a file from outside the sandbox copy.
+            message = f"hook {hook.name} ran, but its output is a symbolic link, not read"
+            result.problems.append(Problem(result.path, message))
+            continue
         if not target.is_file():
             result.problems.append(
                 Problem(result.path, f"hook {hook.name} ran but did not produce this file")
@@ -170,6 +174,12 @@ def run_hook(
         result.generated = target.read_bytes()
         if result.generated != result.committed:
             result.cells = line_cells(result.path, result.committed, result.generated)
+    return results
+
+
+def _fail_all(results: list[HookResult], message: str) -> list[HookResult]:
+    for result in results:
+        result.problems.append(Problem(result.path, message))
     return results
 
 
