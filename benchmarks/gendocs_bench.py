@@ -139,7 +139,14 @@ def validate(tree: Path, scratch: Path) -> list[tuple[str, str, str, str]]:
         root = copy_inputs(tree, scratch / re.sub(r"\W+", "-", name))
         apply(root)
         result = check_doc(RULE, DirTree(root))
-        caught = ", ".join(sorted({f"{c.row}/{c.column}" for c in result.cells})) or "nothing"
+        # A whole missing or extra row has a cell per column; name it once.
+        named = {
+            f"{c.row}/(whole row)"
+            if c.kind in ("missing_row", "extra_row")
+            else f"{c.row}/{c.column}"
+            for c in result.cells
+        }
+        caught = ", ".join(sorted(named)) or "nothing"
         (root / DOC).write_text(result.expected_text)
         after = check_doc(RULE, DirTree(root))
         vllm = subprocess.run(
