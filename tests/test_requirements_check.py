@@ -398,3 +398,22 @@ def test_evidence_links_to_the_line_at_head_or_at_base(tmp_path, vllm_like, whee
     at_head = f"https://github.com/o/r/blob/{snapshot.head_sha}/requirements/cuda.txt#L7"
     assert f"removed `kernels==1.0` (was at [`requirements/cuda.txt:7`]({at_base}))" in text
     assert f"added `new-pkg>=1` at [`requirements/cuda.txt:7`]({at_head})" in text
+
+
+def test_two_python_versions_get_a_python_column_and_unaffected_targets_once(
+    tmp_path, vllm_like, wheels
+):
+    repo, base = vllm_like
+    head = repo.commit({"requirements/rocm.txt": "-r common.txt\nrocm-tools>=1.0\n"})
+    ruleset = load_rules(tmp_path, wheels, '    python_versions: ["3.11", "3.12"]')
+    section, snapshot = check(repo, base, head, ruleset, context_for(tmp_path))
+    assert [(f["platform"], f["python"]) for f in section.findings] == [
+        ("rocm", "3.11"),
+        ("rocm", "3.12"),
+    ]
+    text = render_markdown(Report("tree", None, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "| Platform | Arch | Python | Added |" in text
+    assert "Not reached by this change: cuda, cpu, build-system, build-cuda, test-cuda." in text
+    assert (
+        "<details><summary>`rocm` / x86\\_64 py3.11, x86\\_64 py3.12: ⏭️ skipped</summary>" in text
+    )

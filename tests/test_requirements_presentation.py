@@ -1,6 +1,6 @@
 """Folding per-cell findings into table rows and details blocks for the comment."""
 
-from bot.requirements.presentation import detail_groups, table_rows
+from bot.requirements.presentation import detail_groups, table_rows, unaffected_names
 
 ADDED = [{"requirement": "humanize>=4", "file": "requirements/common.txt", "line": 58}]
 
@@ -83,3 +83,9 @@ def test_a_cell_with_nothing_to_say_has_no_block_and_notes_survive():
     plain, python = detail_groups(findings, show_python=True)
     assert plain["resolutions"][0]["detail"] == "not passed to uv: -e ."
     assert python["cells"] == [{"platform": "cuda", "archs": ["x86_64 py3.13"]}]
+
+
+def test_unaffected_targets_are_named_once_with_archs_only_when_some_were_reached():
+    labels = ["cuda/x86_64", "cuda/aarch64", "cuda/x86_64", "cuda/aarch64", "cpu/ppc64le"]
+    archs = {"cuda": ("x86_64", "aarch64"), "cpu": ("x86_64", "ppc64le")}
+    assert unaffected_names(labels, archs) == ["cuda", "cpu (ppc64le)"]

@@ -8,7 +8,8 @@ from bot.checks.base import Check, CheckContext, Section, Status
 from bot.requirements.analysis import Analysis, Row, StaleCompiled, analyse
 from bot.requirements.config import RequirementsRules
 from bot.requirements.effective import change_source, change_texts
-from bot.requirements.presentation import detail_groups, table_rows
+from bot.requirements.matrix import build_targets
+from bot.requirements.presentation import detail_groups, table_rows, unaffected_names
 from bot.snapshot import Snapshot
 
 CHECK_NAME = "requirements"
@@ -154,6 +155,9 @@ def run(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext) -> 
         "groups": detail_groups(findings, show_python),
         "show_python": show_python,
         "unaffected": analysis.unaffected,
+        "unaffected_names": unaffected_names(
+            analysis.unaffected, {t.name: t.archs for t in build_targets(rules)}
+        ),
         "uv_runs": analysis.uv_runs,
     }
     return Section(CHECK_NAME, status, summary, findings, data=data)

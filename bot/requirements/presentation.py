@@ -96,3 +96,17 @@ def _group(members: list[dict[str, Any]], show_python: bool) -> dict[str, Any]:
             for (status, detail, at_base), found in outcomes.items()
         ],
     }
+
+
+def unaffected_names(labels: list[str], archs_by_target: dict[str, tuple[str, ...]]) -> list[str]:
+    """``cuda``, ``cpu (ppc64le)``: targets no change reached, each arch named only if some were."""
+    by_target: dict[str, list[str]] = {}
+    for label in labels:
+        target, _, arch = label.partition("/")
+        archs = by_target.setdefault(target, [])
+        if arch not in archs:  # one label per Python version
+            archs.append(arch)
+    return [
+        name if set(archs) >= set(archs_by_target.get(name, ())) else f"{name} ({', '.join(archs)})"
+        for name, archs in by_target.items()
+    ]
