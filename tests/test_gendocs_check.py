@@ -138,7 +138,8 @@ def test_hooks_run_through_the_context_runner(make_repo, check_context):
     assert check_context.runner.invocations == 1
     text = render(section)
     assert "could not be rendered" not in text
-    assert "| out.txt | line 1 | line | B | A |" in text and "```diff" in text
+    assert "| Line | Expected | Actual |" in text and "| 1 | `B` | `A` |" in text
+    assert "```diff" in text
 
 
 class RecordingCache(MemoryCache):
