@@ -108,3 +108,16 @@ def test_change_source_is_the_edited_line_not_the_first_one(tmp_path):
     head = effective_set(closure_of(tmp_path / "u", unpinned, "t.in", ["c.txt"]), env)
     source, side = change_source(base["torch"], head["torch"])
     assert (str(source), side) == ("c.txt:2", "base")
+
+
+def test_a_range_merged_into_a_url_requirement_is_shown(tmp_path):
+    env = marker_environment("x86_64", "3.12")
+    url = "fast @ git+https://example.invalid/fast.git@0.2.2"
+    base = effective_set(closure_of(tmp_path / "b", {"r.txt": url + "\n"}, "r.txt"), env)
+    ranged = {"r.txt": url + "\n-r c.txt\n", "c.txt": "fast>=0.2.2\n"}
+    head = effective_set(closure_of(tmp_path / "h", ranged, "r.txt"), env)
+    (before, after), *_ = diff_sets(base, head).changed
+    assert change_texts(before, after) == (
+        "fast @ git+https://example.invalid/fast.git@0.2.2",
+        "fast @ git+https://example.invalid/fast.git@0.2.2 (>=0.2.2)",
+    )

@@ -78,7 +78,12 @@ class EffectiveRequirement:
     def display(self, with_marker: bool = False) -> str:
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
         text = f"{self.name}{extras}"
-        text += f" @ {self.url}" if self.url else self.specifier
+        # A URL line merged with a ranged line for the same package: show both, or a change
+        # to the range would read as "x @ url → x @ url".
+        if self.url:
+            text += f" @ {self.url}" + (f" ({self.specifier})" if self.specifier else "")
+        else:
+            text += self.specifier
         if self.editable:
             text = f"-e {text}"
         if with_marker and self.marker:
