@@ -74,6 +74,17 @@ def test_a_backend_file_that_does_not_parse_is_named(tmp_path):
     assert "TRITON_ATTN" not in {b.name for b in model.backends}
 
 
+def test_a_backend_file_too_deep_for_the_parser_is_named(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    triton = root / "vllm/v1/attention/backends/triton_attn.py"
+    triton.write_text(triton.read_text() + "\nX = " + "-" * 100_000 + "1\n")
+    model, source = model_of(root)
+    [problem] = source.problems
+    assert problem.path == "vllm/v1/attention/backends/triton_attn.py"
+    assert "nested too deeply" in problem.message
+    assert model.unreadable == ["TRITON_ATTN"]
+
+
 def test_a_registry_entry_to_a_missing_class_or_module_is_named(tmp_path):
     root = copy_fixture(tmp_path / "tree")
     edit(root, REGISTRY, "triton_attn.TritonAttentionBackend", "triton_attn.GoneBackend")

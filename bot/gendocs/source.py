@@ -90,6 +90,8 @@ class SourceTree:
                 self.report(path, f"does not parse: {exc.msg}", exc.lineno)
             except ValueError as exc:  # e.g. null bytes in the source
                 self.report(path, f"does not parse: {exc}")
+            except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
+                self.report(path, "does not parse: nested too deeply for Python's parser")
         self._trees[path] = tree
         return tree
 
