@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from bot.gendocs.config import HookRule
 from bot.gendocs.hooks import run_hook
 from bot.sandbox import SandboxRunner
@@ -157,3 +160,13 @@ def test_an_output_the_generator_made_a_symlink_is_not_read(tmp_path):
     assert result.generated is None and "private key" not in result.patch()
     [problem] = result.errors
     assert "output is a symbolic link, not read" in problem.message
+
+
+def test_hook_paths_must_stay_inside_the_repository():
+    # Outputs are read back from the sandbox copy and written by `prbot docs --write`.
+    for outside in ("../../etc/cron.d/job", "/etc/passwd", "docs/../../x"):
+        with pytest.raises(ValidationError, match="not a path inside the repository"):
+            hook(outputs=[outside])
+    with pytest.raises(ValidationError):
+        hook(tooling=["../tools/gen.py"])
+    assert hook(outputs=["docker/versions.json"]).outputs == ["docker/versions.json"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.checks.base import CheckRules
 
@@ -31,6 +32,16 @@ class DocRule(BaseModel):
     skip_backends: list[str] = Field(default_factory=lambda: ["CUSTOM", "TORCH_SDPA"])
 
 
+def _inside_repository(paths: list[str]) -> list[str]:
+    # Outputs are read from the sandbox copy and written back by `prbot docs --write`: a path
+    # leaving the repository would read or overwrite a file elsewhere.
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if not path or path.startswith(("/", "\\")) or ".." in parts:
+            raise ValueError(f"{path!r} is not a path inside the repository")
+    return paths
+
+
 class HookRule(BaseModel):
     """A file produced by a command of the repository's own (e.g. a pre-commit generator)."""
 
@@ -48,6 +59,8 @@ class HookRule(BaseModel):
     ok_exit_codes: list[int] = Field(default_factory=lambda: [0])
     timeout: float = Field(default=120.0, gt=0)
     fix_command: str | None = None
+
+    _check_paths = field_validator("outputs", "tooling", "inputs")(_inside_repository)
 
 
 class GeneratedDocsRules(CheckRules):
