@@ -417,3 +417,18 @@ def test_two_python_versions_get_a_python_column_and_unaffected_targets_once(
     assert (
         "<details><summary>`rocm` / x86\\_64 py3.11, x86\\_64 py3.12: ⏭️ skipped</summary>" in text
     )
+
+
+def test_errors_come_first_and_long_lists_are_cut(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    many = "".join(f"pkg{i}>=1\n" for i in range(30))
+    head = repo.commit(
+        {"requirements/rocm.txt": "-r common.txt\nrocm-tools==1.0\n" + many + "x[\n"}
+    )
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    (finding,) = section.findings
+    assert len(finding["added"]) == 30  # the JSON keeps every package
+    text = render_markdown(Report("tree", None, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert text.index("- error at `requirements/rocm.txt:33`") < text.index("- added `pkg0>=1`")
+    assert text.count("- added `pkg") == 25
+    assert "- … and 5 more package changes (every one is in the JSON report)" in text

@@ -89,3 +89,9 @@ def test_unaffected_targets_are_named_once_with_archs_only_when_some_were_reache
     labels = ["cuda/x86_64", "cuda/aarch64", "cuda/x86_64", "cuda/aarch64", "cpu/ppc64le"]
     archs = {"cuda": ("x86_64", "aarch64"), "cpu": ("x86_64", "ppc64le")}
     assert unaffected_names(labels, archs) == ["cuda", "cpu (ppc64le)"]
+
+
+def test_long_package_lists_are_cut_with_a_count_of_the_rest():
+    many = [{"requirement": f"p{i}", "file": "r.txt", "line": i} for i in range(1, 31)]
+    (group,) = detail_groups([finding("cuda", "x86_64", added_from=many)], show_python=False)
+    assert len(group["added_from"]) == 25 and group["hidden_changes"] == 5

@@ -16,6 +16,9 @@ _CONTENT_FIELDS = ("added_from", "removed_from", "changed", "problems", "conflic
 # A table row's columns, apart from the architecture.
 _ROW_FIELDS = ("platform", "python", "resolution", "failing_at_base", "cached", "why")
 _SUMMARY_PLATFORMS = 4
+# Package lines shown per block; a new set of 200 packages stays readable (and the comment
+# under GitHub's size limit). The JSON findings keep every one.
+MAX_PACKAGE_LINES = 25
 
 
 def _outcome_detail(finding: dict[str, Any]) -> str:
@@ -78,8 +81,14 @@ def _group(members: list[dict[str, Any]], show_python: bool) -> dict[str, Any]:
     statuses: dict[str, int] = {}
     for finding in members:
         statuses[finding["resolution"]] = statuses.get(finding["resolution"], 0) + 1
+    shown = {k: first[k] for k in _CONTENT_FIELDS}
+    hidden = 0
+    for k in ("added_from", "removed_from", "changed"):
+        hidden += max(0, len(shown[k]) - MAX_PACKAGE_LINES)
+        shown[k] = shown[k][:MAX_PACKAGE_LINES]
     return {
-        **{k: first[k] for k in _CONTENT_FIELDS},
+        **shown,
+        "hidden_changes": hidden,
         "size": len(members),
         "cells": cells,
         "summary_cells": cells[:_SUMMARY_PLATFORMS],
