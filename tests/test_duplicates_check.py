@@ -102,3 +102,32 @@ def test_evidence_links_the_issues_it_names_and_scores_read_plainly(
     # The bot's own issue numbers stay links (GitHub autolinks "#N"); titles stay inert.
     assert "both fix #31877, #31900" in text
     assert "(score 1.00)" in text or "(score 0.99)" in text
+
+
+def test_candidates_without_a_file_in_common_are_related_not_overlapping(
+    tmp_path, check_context
+) -> None:
+    def flag(path: str) -> dict:
+        patch = "@@ -20,3 +20,4 @@\n ctx\n+    enabled: bool = False\n"
+        return {"path": path, "additions": 1, "deletions": 0, "patch": patch}
+
+    body = "Let users switch it off without removing the whole config."
+    records = [
+        {"number": 8, "title": "Add enabled flag to the tracing config", "body": body}
+        | {"files": [flag("vllm/config/tracing.py")]},
+        {"number": 9, "title": "Add enabled flag to the KV events config", "body": body}
+        | {"files": [flag("vllm/config/kv_events.py")]},
+    ]
+    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    snapshot = _snapshot("Add enabled flag to the KV events config", [])
+    snapshot.body = body
+    snapshot.files = [ChangedFile("vllm/config/kv_events.py", patch=flag("x")["patch"])]
+    rules_ = rules.load_builtin("default").checks.duplicates
+    section = get_check("duplicates").run(snapshot, rules_, check_context)
+    # The same line in the same file: the same change. Alike wording and an alike line in
+    # another file: related, and not claimed to touch the same code.
+    assert [r["number"] for r in section.data["likely"]] == [9]
+    assert [r["number"] for r in section.data["related"]] == [8]
+    assert section.data["overlap"] == []
+    text = render_markdown(Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section]))
+    assert "Related work (similar wording or names, no file in common)" in text

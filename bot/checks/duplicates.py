@@ -11,7 +11,12 @@ from pydantic import Field
 
 from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
 from bot.duplicates.features import features_from_snapshot, is_bot
-from bot.duplicates.scoring import DEFAULT_HOT_PATHS, LIKELY_DUPLICATE, ScoringConfig
+from bot.duplicates.scoring import (
+    DEFAULT_HOT_PATHS,
+    LIKELY_DUPLICATE,
+    Candidate,
+    ScoringConfig,
+)
 from bot.snapshot import Snapshot
 
 
@@ -50,7 +55,10 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
     features = features_from_snapshot(snapshot)
     result = index.query(features, config, top=rules.top)
     likely = [c for c in result.candidates if c.tier == LIKELY_DUPLICATE]
-    overlap = [c for c in result.candidates if c.tier != LIKELY_DUPLICATE]
+    overlap = [c for c in result.candidates if c.tier != LIKELY_DUPLICATE and _shares_code(c)]
+    # Listed for their wording or names alone: the same area of work, but no file in common,
+    # so not a merge-conflict risk (the contract's tier stays "overlap").
+    related = [c for c in result.candidates if c.tier != LIKELY_DUPLICATE and not _shares_code(c)]
     if likely:
         numbers = ", ".join(f"#{c.number}" for c in likely[:5])
         summary = f"{len(likely)} likely duplicate{'s' if len(likely) > 1 else ''} ({numbers})"
@@ -58,6 +66,8 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
             summary += f", {len(overlap)} overlapping"
     elif overlap:
         summary = f"no likely duplicates; {len(overlap)} open PRs touch the same code"
+    elif related:
+        summary = f"no likely duplicates or overlapping work; {len(related)} related open PRs"
     else:
         summary = f"no likely duplicates or overlapping work among {result.searched} open PRs"
     if result.stacked:
@@ -71,22 +81,28 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
             "tier": c.tier,
             "evidence": c.evidence,
         }
-        for c in likely + overlap
+        for c in likely + overlap + related
     ]
     return Section(
         "duplicates",
         status,
         summary,
-        findings=[c.to_json() for c in likely + overlap],
+        findings=[c.to_json() for c in likely + overlap + related],
         data={
-            "likely": [r for r in rows if r["tier"] == LIKELY_DUPLICATE],
-            "overlap": [r for r in rows if r["tier"] != LIKELY_DUPLICATE],
+            "likely": rows[: len(likely)],
+            "overlap": rows[len(likely) : len(likely) + len(overlap)],
+            "related": rows[len(likely) + len(overlap) :],
             "show": rules.show,
             "stacked": result.stacked,
             "shared_commits": result.shared_commits,
             "searched": result.searched,
         },
     )
+
+
+def _shares_code(candidate: Candidate) -> bool:
+    """Whether the two PRs change at least one file in common."""
+    return candidate.signals.get("no_shared_file", 1.0) == 0.0
 
 
 CHECK = Check(
