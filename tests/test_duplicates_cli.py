@@ -112,3 +112,11 @@ def test_bad_records_are_named_and_the_run_goes_on(tmp_path, capsys) -> None:
     assert "prs.jsonl:7 (#21): body has 500,000 characters" in err
     assert "prs.jsonl:9 (#23): title is int, not text; ignored" in err
     assert "prs.jsonl:10: skipped: expected a JSON object, got list" in err
+
+
+def test_out_of_range_min_score_and_an_empty_export_say_so(tmp_path, capsys) -> None:
+    export = write_export(tmp_path / "prs.jsonl", [])
+    assert main(["duplicates", "--prs", str(export), "--min-score", "5"]) == 2
+    assert "--min-score must be between 0 and 1" in capsys.readouterr().err
+    assert main(["duplicates", "--prs", str(export)]) == 0
+    assert capsys.readouterr().out == "No PRs in the export.\n"

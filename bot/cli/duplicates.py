@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--min-score",
         type=float,
         default=SWEEP_MIN_SCORE,
-        help=f"list candidates from this score up (default: {SWEEP_MIN_SCORE})",
+        help=f"list candidates from this score (0..1) up; overlapping edits are listed "
+        f"whatever their score (default: {SWEEP_MIN_SCORE})",
     )
     parser.set_defaults(func=run)
 
@@ -41,6 +42,8 @@ def _warn(problem: RecordProblem) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise CliError("--top must be at least 1")
+    if not 0.0 <= args.min_score <= 1.0:
+        raise CliError("--min-score must be between 0 and 1")
     try:
         ruleset = rules.load_file(args.rules) if args.rules else rules.load_builtin("default")
     except rules.RulesError as exc:
@@ -76,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
 def render_markdown(results: list[dict[str, Any]], titles: dict[int, str], single: bool) -> str:
     """Clusters of likely duplicates first (the sweep), then each PR's ranked candidates."""
+    if not results:
+        return "No PRs in the export.\n"
     lines: list[str] = []
     pairs = [
         (r["number"], c["number"])
