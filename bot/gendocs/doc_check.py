@@ -17,6 +17,7 @@ from typing import Any
 from bot.checks.base import Cache
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
+from bot.gendocs.patch import unified_patch
 from bot.gendocs.render import layout, render_block, render_tables
 from bot.gendocs.source import Problem, SourceTree, SplitsProblems
 from bot.gendocs.tables import (
@@ -109,16 +110,7 @@ class DocResult(SplitsProblems):
         """A unified diff that brings the tables in line (empty when nothing to change)."""
         if self.actual_text is None or self.expected_text is None:
             return ""
-        if self.actual_text == self.expected_text:
-            return ""
-        return "".join(
-            difflib.unified_diff(
-                self.actual_text.splitlines(keepends=True),
-                self.expected_text.splitlines(keepends=True),
-                f"a/{self.path}",
-                f"b/{self.path}",
-            )
-        )
+        return unified_patch(self.path, self.actual_text, self.expected_text)
 
     def to_json(self) -> dict[str, Any]:
         return {

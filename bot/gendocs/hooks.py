@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.gendocs.config import HookRule
+from bot.gendocs.patch import unified_patch
 from bot.gendocs.source import Problem, SplitsProblems
 from bot.gendocs.tables import MISSING, CellDiff
 from bot.gitrepo import GitError
@@ -50,9 +51,8 @@ class HookResult(SplitsProblems):
     def patch(self) -> str:
         if self.generated is None or self.generated == self.committed:
             return ""
-        old = (self.committed or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        new = self.generated.decode("utf-8", "replace").splitlines(keepends=True)
-        return "".join(difflib.unified_diff(old, new, f"a/{self.path}", f"b/{self.path}"))
+        old = (self.committed or b"").decode("utf-8", "replace")
+        return unified_patch(self.path, old, self.generated.decode("utf-8", "replace"))
 
     def to_json(self) -> dict[str, Any]:
         return {
