@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 def render_markdown(results: list[dict[str, Any]], titles: dict[int, str], single: bool) -> str:
     """Clusters of likely duplicates first (the sweep), then each PR's ranked candidates."""
     if not results:
-        return "No PRs in the export.\n"
+        return "No PRs in the export."
     lines: list[str] = []
     pairs = [
         (r["number"], c["number"])
