@@ -76,6 +76,26 @@ def test_missing_package_fails_with_uvs_cause(tmp_path, wheels):
     assert "delta" in result.detail and "\n" not in result.detail
 
 
+def test_a_cached_failure_is_retried_once_it_is_old_and_a_success_is_kept(tmp_path, wheels):
+    now = [1000.0]
+    runner, cache = SandboxRunner(timeout=60), MemoryCache()
+    missing = request("delta\n", wheels)
+    fine = request("alpha\n", wheels)
+    first = resolver(tmp_path, runner, cache, failure_ttl=600, clock=lambda: now[0])
+    assert [r.status for r in first.resolve_all([missing, fine])] == ["failed", "ok"]
+    assert runner.invocations == 2
+    now[0] += 599  # within the TTL: both from the cache
+    again = resolver(tmp_path, runner, cache, failure_ttl=600, clock=lambda: now[0])
+    assert [r.cached for r in again.resolve_all([missing, fine])] == [True, True]
+    assert runner.invocations == 2
+    # Past it: "delta" may have been published meanwhile; only the failure is asked again.
+    now[0] += 2
+    later = resolver(tmp_path, runner, cache, failure_ttl=600, clock=lambda: now[0])
+    failed, ok = later.resolve_all([missing, fine])
+    assert (failed.status, failed.cached, ok.cached) == ("failed", False, True)
+    assert runner.invocations == 3 and later.uv_runs == 1
+
+
 def test_unreachable_index_is_skipped_and_not_cached(tmp_path):
     with socket.socket() as sock:  # a port nothing listens on: connection refused
         sock.bind(("127.0.0.1", 0))

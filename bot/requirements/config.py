@@ -54,6 +54,8 @@ class RequirementsRules(CheckRules):
     rerun_compiled: bool = False
     uv_timeout_seconds: float = Field(default=180.0, gt=0)
     uv_http_timeout_seconds: int = Field(default=30, gt=0)
+    # How long a cached failure stands before uv is asked again (successes are kept).
+    uv_failure_cache_seconds: float = Field(default=3600.0, ge=0)
     max_parallel: int = Field(default=4, ge=1, le=32)
 
     @model_validator(mode="after")

@@ -2,8 +2,9 @@
 
 Each request is one (platform, arch, python) with its effective input already flattened.
 The cache key covers the input text, the options and uv's version, so a re-check with no
-requirement change runs uv zero times. Failures are cached too (they are deterministic
-for an input); an unreachable index or a timeout is not, and comes back as ``skipped``.
+requirement change runs uv zero times. Failures are cached too, for
+``failure_ttl`` (a missing release may be published meanwhile); an unreachable index or a
+timeout is not cached at all, and comes back as ``skipped``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import re
 import shutil
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -84,15 +86,19 @@ class Resolution:
     detail: str
     pins: dict[str, str] = field(default_factory=dict)
     cached: bool = False
+    at: float = 0.0  # when uv produced it (seconds since the epoch)
 
     def to_json(self) -> str:
-        return json.dumps({"status": self.status, "detail": self.detail, "pins": self.pins})
+        data = {"status": self.status, "detail": self.detail, "pins": self.pins, "at": self.at}
+        return json.dumps(data)
 
     @classmethod
     def from_json(cls, text: str) -> Resolution | None:
         try:
             data = json.loads(text)
-            return cls(data["status"], data["detail"], dict(data.get("pins", {})), cached=True)
+            pins = dict(data.get("pins", {}))
+            at = float(data.get("at", 0.0))
+            return cls(data["status"], data["detail"], pins, cached=True, at=at)
         except (ValueError, KeyError, TypeError):
             return None
 
@@ -158,6 +164,8 @@ class UvResolver:
         max_parallel: int = 4,
         uv: str | None = None,
         cache_dir: Path | None = None,
+        failure_ttl: float = 3600.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.runner = runner
         self.cache = cache
@@ -168,6 +176,10 @@ class UvResolver:
         self.uv = uv
         # uv's own download/metadata cache; pass a persistent one to keep it across runs.
         self.cache_dir = Path(cache_dir) if cache_dir else self.work_dir / "uv-cache"
+        # A failure can heal without any input change (the pinned release gets published, an
+        # index comes back), so a cached one is trusted only this long; a success for ever.
+        self.failure_ttl = failure_ttl
+        self.clock = clock
         self.uv_runs = 0
         self._lock = threading.Lock()
 
@@ -201,6 +213,9 @@ class UvResolver:
                 continue
             stored = self._cache_get(key)
             cached = Resolution.from_json(stored) if stored else None
+            if cached is not None and cached.status == "failed":
+                if self.clock() - cached.at > self.failure_ttl:
+                    cached = None
             if cached is not None:
                 results[key] = cached
             else:
@@ -213,6 +228,7 @@ class UvResolver:
             if isinstance(before, int):
                 self.runner.invocations = before + len(pending)
             for key, resolution in done.items():
+                resolution.at = self.clock()
                 results[key] = resolution
                 if resolution.status != "skipped":
                     self._cache_put(key, resolution)

@@ -99,6 +99,7 @@ def resolve_rows(
         timeout=rules.uv_timeout_seconds,
         http_timeout=rules.uv_http_timeout_seconds,
         max_parallel=rules.max_parallel,
+        failure_ttl=rules.uv_failure_cache_seconds,
         cache_dir=uv_cache_dir(context),
     )
     heads = [_request(row, closures[row.cell.target.name][1], rules) for row in pending]
