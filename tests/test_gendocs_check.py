@@ -8,7 +8,7 @@ import sys
 from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_files, replaced
 
 from bot import rules
-from bot.checks.base import MemoryCache, Status
+from bot.checks.base import MemoryCache, Section, Status
 from bot.checks.generated_docs import CHECK, describe_cells, run
 from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
 from bot.report import Report, render_markdown
@@ -180,3 +180,22 @@ def test_the_summary_counts_whole_rows_once_and_says_one_cell():
     assert describe_cells(cells) == ["1 row missing", "1 row not expected", "1 cell"]
     # A generated file that is not there at all is not a missing row.
     assert describe_cells([cell("(file)", "table", "(file)")]) == ["1 cell"]
+
+
+def test_a_patch_too_long_for_the_comment_is_not_cut_into_one_that_fails():
+    finding = {
+        "path": DOC,
+        "in_sync": False,
+        "cells": [{"table": "t", "row": "R", "column": "C", "expected": "1", "actual": "2"}],
+        "kind": "doc",
+        "problems": [],
+        "manual_edits": [],
+        "preview": [],
+        "notes": [],
+        "fix_command": "uv run prbot docs --repo . --write",
+        "patch": "--- a/x\n+++ b/x\n" + "+| row |\n" * 5000,
+    }
+    finding["cells"][0]["kind"] = "cell"
+    text = render(Section("generated_docs", Status.FAIL, "out of sync", [finding]))
+    assert "```diff" not in text and "too long for a comment" in text
+    assert "uv run prbot docs --repo . --write" in text

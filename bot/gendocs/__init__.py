@@ -7,6 +7,7 @@
 - :mod:`bot.gendocs.tables`: Markdown tables as data, regions in a doc, cell diffs.
 - :mod:`bot.gendocs.doc_check`: one doc (committed tables or marker template) checked.
 - :mod:`bot.gendocs.hooks`: the repository's own generators, run sandboxed.
+- :mod:`bot.gendocs.patch`: the ready patches the report offers.
 """
 
 from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
