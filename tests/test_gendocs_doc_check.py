@@ -15,8 +15,10 @@ from gendocs_helpers import (
     edit,
 )
 
+from bot.checks.base import Section, Status
 from bot.gendocs.config import DocRule
 from bot.gendocs.doc_check import check_doc
+from bot.report import Report, render_markdown
 from bot.snapshot import DirTree
 
 RULE = DocRule(path=DOC)
@@ -233,6 +235,13 @@ def test_marker_doc_previews_what_the_pr_changes(tmp_path):
     assert ("table-mla-decode", "FLASHMLA", "Block Sizes", "changed") in changes
     [block] = [p for p in result.preview if p["row"] == "FLASHMLA" and p["column"] == "Block Sizes"]
     assert (block["before"], block["after"]) == ("64", "64, 128")
+    # In the comment: the new backend is one line under "After", the changed cell one line.
+    section = Section("generated_docs", Status.PASS, "in sync", [result.to_json()])
+    text = render_markdown(Report("o/r", 1, "f" * 40, "e" * 40, [section]))
+    assert "could not be rendered" not in text and "| Before | After |" in text
+    [added] = [line for line in text.splitlines() if line.startswith("| table-standard |")]
+    assert added.startswith("| table-standard | TREE\\_ATTN | (whole row) | (missing) | Backend:")
+    assert "| table-mla-decode | FLASHMLA | Block Sizes | 64 | 64, 128 |" in text
 
 
 def test_a_glued_line_after_a_table_is_fixed_by_write(tmp_path):
