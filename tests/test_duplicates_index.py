@@ -5,7 +5,13 @@ from __future__ import annotations
 from bot.duplicates.features import build_features
 from bot.duplicates.index import MemoryIndex
 from bot.duplicates.records import FileChange
-from bot.duplicates.scoring import LIKELY_DUPLICATE, OVERLAP, ScoringConfig
+from bot.duplicates.scoring import (
+    LIKELY_DUPLICATE,
+    OVERLAP,
+    PreparedQuery,
+    ScoringConfig,
+    same_goal,
+)
 
 REGISTRY = "vllm/v1/attention/backends/registry.py"
 
@@ -183,3 +189,27 @@ def test_the_same_kind_of_change_to_different_files_is_not_a_duplicate() -> None
         ]
     )
     assert index.query(index.get(3), ScoringConfig()).candidates[0].tier == LIKELY_DUPLICATE
+
+
+def test_one_claims_the_issue_the_other_points_at_it_in_the_same_lines() -> None:
+    path = "vllm/model_executor/models/phi4mm.py"
+    fix_a = _patch(733, "        if audio_features.numel() == 0:", "            return []")
+    fix_b = _patch(735, "        if len(audio_embeds) == 0:", "            return None")
+    index = MemoryIndex(
+        [
+            _pr(
+                1,
+                "Phi-4-multimodal crashes on empty audio",
+                "Fixes #40555",
+                files=[FileChange(path, 2, 0, fix_a)],
+            ),
+            _pr(2, "phi4mm: skip empty clips", "see #40555", files=[FileChange(path, 2, 0, fix_b)]),
+        ]
+    )
+    signals = PreparedQuery(index.get(1), index, ScoringConfig()).score(index.get(2)).signals
+    assert signals["claim_mentioned"] == 1.0 and signals["hunks"] == 1.0
+    # Little shared wording, different added code: the issue and the lines decide.
+    signals |= {"text": 0.1, "code_text": 0.0, "code_disagrees": 1.0}
+    assert same_goal(signals)
+    # Pointing at the same issue while editing other lines is not the same fix.
+    assert not same_goal(signals | {"hunks": 0.0})

@@ -209,6 +209,10 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     if shared_mentions:
         signals["shared_mention"] = 1.0
         evidence.append(Evidence.text("both mention ", *_refs(shared_mentions[:3])))
+        if (a.claimed & other.mentioned) or (other.claimed & a.mentioned):
+            # One says it fixes the issue, the other points at it: weaker than a shared claim,
+            # stronger than two bare mentions. Not a model weight; see same_goal.
+            signals["claim_mentioned"] = 1.0
 
     if is_revert(a.title) != is_revert(other.title):
         # A revert undoes the other PR: it touches the same lines with the same words.
@@ -355,6 +359,8 @@ def same_goal(signals: dict[str, float]) -> bool:
         return True
     if signals.get("identifiers", 0) >= 0.3:
         return True
+    if signals.get("claim_mentioned") and signals.get("hunks", 0) >= 1.0:
+        return True  # about the same issue, editing the same lines
     text = signals.get("text", 0)
     if "containment" not in signals:  # text-only pair: wording is all there is
         return text >= 0.35
