@@ -149,7 +149,6 @@ def run(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext) -> 
     findings += [orphan_finding(item) for item in analysis.orphan_compiled]
     status, summary = status_and_summary(analysis)
     data = {
-        "rows": findings,
         # The Markdown folds cells that say the same thing; the findings stay one per cell.
         "table": table_rows(findings),
         "groups": detail_groups(findings, show_python),
