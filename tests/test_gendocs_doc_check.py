@@ -17,7 +17,7 @@ from gendocs_helpers import (
 
 from bot.checks.base import Section, Status
 from bot.gendocs.config import DocRule
-from bot.gendocs.doc_check import check_doc
+from bot.gendocs.doc_check import Expected, check_doc
 from bot.report import Report, render_markdown
 from bot.snapshot import DirTree
 
@@ -252,3 +252,42 @@ def test_a_glued_line_after_a_table_is_fixed_by_write(tmp_path):
     (root / DOC).write_text(result.expected_text)
     assert check(root).in_sync
     assert re.search(r"TRITON_ATTN` \|\n\n\*\*Ampere", (root / DOC).read_text())
+
+
+def test_an_unreadable_backend_still_has_its_priority_and_prefill_rows_checked(tmp_path):
+    # Priority tables come from cuda.py and prefill rows from the prefill registry: a decode
+    # backend class that does not parse leaves them known, so their drift is still drift.
+    root = copy_fixture(tmp_path / "tree")
+    edit(root, "vllm/v1/attention/backends/flash_attn.py", "class FlashAttentionBackend", "class (")
+    edit(
+        root,
+        CUDA,
+        "AttentionBackendEnum.FLASHINFER,\n                AttentionBackendEnum.FLASH_ATTN,",
+        "AttentionBackendEnum.FLASH_ATTN,\n                AttentionBackendEnum.FLASHINFER,",
+    )
+    edit(root, DOC, "| `FLASH_ATTN` | FlashAttention varlen", "| `FLASH_ATTN` | FlashAttn varlen")
+    result = check(root)
+    cells = {(c.table, c.row, c.column) for c in result.cells}
+    assert ("priority-standard-sm100", "FLASH_ATTN", "Priority") in cells
+    assert ("priority-standard-sm100", "FLASHINFER", "Priority") in cells
+    assert ("table-mla-prefill", "FLASH_ATTN", "Description") in cells
+    assert not any(
+        c.table == "table-standard" and c.row.startswith("FLASH_ATTN") for c in result.cells
+    )
+    assert "| 1 | `FLASH_ATTN` |\n| 2 | `FLASHINFER` |" in result.expected_text
+
+
+def test_a_prefill_backend_that_does_not_parse_is_not_called_stale(tmp_path):
+    root = copy_fixture(tmp_path / "tree")
+    ragged = "vllm/v1/attention/backends/mla/prefill/trtllm_ragged.py"
+    (root / ragged).write_text("class (\n")
+    result = check(root)
+    assert [p.path for p in result.errors] == [ragged]
+    assert result.cells == []
+    assert "| `TRTLLM_RAGGED`‡ |" in result.expected_text
+
+
+def test_what_is_cached_keeps_the_unreadable_prefill_backends():
+    expected = Expected({"t": "| a |"}, [], ["FLASHMLA"], ["TRTLLM_RAGGED"])
+    again = Expected.from_cache(expected.to_cache())
+    assert (again.unreadable, again.unreadable_prefill) == (["FLASHMLA"], ["TRTLLM_RAGGED"])

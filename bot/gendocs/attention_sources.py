@@ -46,6 +46,7 @@ class AttentionModel:
     flashinfer_variants: bool = False
     # Registered backends whose class could not be read: their rows are unknown, not gone.
     unreadable: list[str] = field(default_factory=list)
+    unreadable_prefill: list[str] = field(default_factory=list)  # the same, MLA prefill
 
 
 def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP) -> AttentionModel:
@@ -77,7 +78,7 @@ def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP
         model.backends = _split_flashinfer(model.backends, trtllm_cc)
         model.flashinfer_variants = True
     model.priorities = cuda_priorities(source)
-    model.prefill = prefill_backends(source)
+    model.prefill = prefill_backends(source, model.unreadable_prefill)
     return model
 
 

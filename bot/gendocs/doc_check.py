@@ -40,7 +40,8 @@ class Expected:
 
     tables: dict[str, str]
     problems: list[Problem]
-    unreadable: list[str]
+    unreadable: list[str]  # backends whose feature rows are unknown
+    unreadable_prefill: list[str] = field(default_factory=list)  # prefill rows unknown
 
     def to_cache(self) -> str:
         return json.dumps(
@@ -48,6 +49,7 @@ class Expected:
                 "tables": self.tables,
                 "problems": [p.to_json() for p in self.problems],
                 "unreadable": self.unreadable,
+                "unreadable_prefill": self.unreadable_prefill,
             }
         )
 
@@ -57,10 +59,11 @@ class Expected:
         problems = [
             Problem(p["path"], p["message"], p["line"], p["severity"]) for p in data["problems"]
         ]
-        return cls(data["tables"], problems, data["unreadable"])
+        return cls(data["tables"], problems, data["unreadable"], data["unreadable_prefill"])
 
 
 CACHE_NAMESPACE = "gendocs"
+CACHE_VERSION = 2  # raised whenever what is cached changes shape
 
 
 def expected_tables(
@@ -73,14 +76,15 @@ def expected_tables(
     key = None
     if cache is not None and isinstance(tree, GitTree):
         skip = ",".join(sorted(rule.skip_backends))
-        key = f"{tree.sha}:{rule.extractor}:{rule.template}:{skip}:{int(split_special)}"
+        options = f"{rule.extractor}:{rule.template}:{skip}:{int(split_special)}"
+        key = f"{tree.sha}:{options}:v{CACHE_VERSION}"
         cached = cache.get(CACHE_NAMESPACE, key)
         if cached is not None:
             return Expected.from_cache(cached)
     source = SourceTree(tree)
     model = extract(source, rule.skip_backends)
     tables = render_tables(model, rule.template, split_special=split_special)
-    expected = Expected(tables, source.problems, model.unreadable)
+    expected = Expected(tables, source.problems, model.unreadable, model.unreadable_prefill)
     if key is not None:
         cache.put(CACHE_NAMESPACE, key, expected.to_cache())
     return expected
@@ -188,8 +192,11 @@ def _compare_region(
             CellDiff(key, "(after table)", "(blank line)", "blank", lines[table.end], "layout")
         )
     # A backend whose source could not be read has an unknown row: say so once (the
-    # problem names the file) instead of calling its row stale.
-    unknown = set(expected.unreadable)
+    # problem names the file) instead of calling its row stale. Priority tables come from
+    # cuda.py alone, so their rows stay known.
+    kind = layout(rule.template).tables.get(key, {}).get("kind")
+    unknown = {"feature": set(expected.unreadable), "prefill": set(expected.unreadable_prefill)}
+    unknown = unknown.get(kind, set())
     diffs = [d for d in diffs if d.row.split(" ")[0] not in unknown]
     result.cells.extend(diffs)
     if not diffs:

@@ -61,8 +61,11 @@ def prefill_priorities(source: SourceTree) -> dict[str, list[str]]:
     return found
 
 
-def prefill_backends(source: SourceTree) -> list[PrefillInfo]:
-    """Rows of the MLA prefill table, in Blackwell priority order."""
+def prefill_backends(source: SourceTree, unreadable: list[str] | None = None) -> list[PrefillInfo]:
+    """Rows of the MLA prefill table, in Blackwell priority order.
+
+    Backends whose class cannot be read are left out and named in ``unreadable``.
+    """
     tree = source.parse(PREFILL_REGISTRY, required=False)
     enum = source.find_class(tree, "MLAPrefillBackendEnum") if tree else None
     if enum is None:
@@ -78,6 +81,8 @@ def prefill_backends(source: SourceTree) -> list[PrefillInfo]:
             continue
         row = _prefill_row(source, name, registry[name])
         if row is None:
+            if unreadable is not None:
+                unreadable.append(name)
             continue
         row.default_on_blackwell = name == order[0] and bool(priorities.get("blackwell"))
         rows.append(row)
