@@ -17,6 +17,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START_SPECIAL = re.compile(r"^(\s*)([#+\-=>]|\d+\.)")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
+_AUTOLINK = re.compile(r"(?i)(://|\bwww\.)")
 _ZERO_WIDTH_JOINER = "\u200d"
 
 
@@ -35,6 +36,8 @@ def escape_text(value: object) -> Markup:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)
     text = _ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text)
+    # GitHub links bare URLs by itself; a joiner inside the scheme keeps them plain text.
+    text = _AUTOLINK.sub(lambda m: m.group(1)[:-1] + _ZERO_WIDTH_JOINER + m.group(1)[-1], text)
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
     text = text.replace("\r", " ").replace("\n", " ")
     text = _LINE_START_SPECIAL.sub(_escape_line_start, text)

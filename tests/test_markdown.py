@@ -30,3 +30,9 @@ def test_code_span_survives_backticks_and_pipes():
 def test_code_block_cannot_be_closed_from_inside():
     block = str(code_block("```\nescape\n```", "diff"))
     assert block.startswith("````diff\n") and block.endswith("\n````")
+
+
+def test_bare_urls_are_not_autolinked():
+    out = str(escape_text("see http://evil.example and www.evil.example"))
+    assert "http://evil" not in out and "www.evil" not in out
+    assert out.replace("\u200d", "") == "see http://evil.example and www.evil.example"
