@@ -51,6 +51,13 @@ def test_a_pr_that_touches_no_feeding_path_is_skipped(make_repo, check_context):
     assert section.status == Status.SKIP
 
 
+def test_a_relevant_doc_that_is_not_in_the_tree_says_so(make_repo, check_context):
+    elsewhere = GeneratedDocsRules(docs=[DocRule(path="docs/moved.md", feeds=FEEDS)])
+    section = run(pr(make_repo, add_backend()), elsewhere, check_context)
+    assert section.status == Status.SKIP
+    assert section.summary == "no generated doc to check: docs/moved.md absent"
+
+
 def test_a_backend_added_without_the_doc_fails_with_cells_fix_and_patch(make_repo, check_context):
     section = run(pr(make_repo, add_backend()), RULES, check_context)
     assert section.status == Status.FAIL

@@ -83,6 +83,7 @@ def summarize(findings: list[dict[str, Any]]) -> tuple[Status, str]:
 
 def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) -> Section:
     findings: list[dict[str, Any]] = []
+    absent: list[str] = []  # relevant docs that exist at neither revision
     changed = snapshot.changed_paths
     for doc in rules.docs:
         if not snapshot.touches([*doc.feeds, doc.path, *doc.generator]):
@@ -103,6 +104,8 @@ def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) ->
         if result is None:
             if snapshot.base.read_text(doc.path) is not None:
                 findings.append(_problem_finding(doc.path, "the PR deletes this generated doc"))
+            else:
+                absent.append(doc.path)
             continue
         findings.append(result.to_json())
     for hook in rules.hooks:
@@ -118,6 +121,9 @@ def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) ->
             trusted=snapshot.trusted,
         ):
             findings.append(result.to_json())
+    if not findings and absent:
+        names = ", ".join(absent)
+        return Section("generated_docs", Status.SKIP, f"no generated doc to check: {names} absent")
     if not findings:
         return Section("generated_docs", Status.SKIP, "the PR touches no generated doc's sources")
     findings.sort(key=_order)
