@@ -106,3 +106,15 @@ def test_a_hook_whose_command_cannot_start_is_reported_not_raised(tmp_path, caps
     out = capsys.readouterr().out
     assert "docker/versions.json: NOT VERIFIED" in out
     assert "could not start 'prbot-no-such-generator'" in out
+
+
+def test_an_unexpected_failure_is_one_line_naming_the_doc(tmp_path, capsys, monkeypatch):
+    def broken_extractor(*args, **kwargs):
+        raise KeyError("registry")
+
+    monkeypatch.setattr("bot.cli.docs.check_doc", broken_extractor)
+    root = copy_fixture(tmp_path / "tree")
+    assert main(["docs", "--repo", str(root), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{DOC}: cannot check: KeyError: 'registry'" in err

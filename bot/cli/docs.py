@@ -67,8 +67,8 @@ def collect(
             result = check_doc(doc, tree)
         except TemplateError as exc:
             raise CliError(f"{doc.path}: {exc}") from None
-        except (OSError, RecursionError, ValueError) as exc:
-            raise CliError(f"{doc.path}: cannot check: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            raise CliError(f"{doc.path}: cannot check: {type(exc).__name__}: {exc}") from None
         if result is not None:
             docs.append(result)
     outputs: list[HookResult] = []
