@@ -1,5 +1,6 @@
 """The requirements check end to end on git fixtures shaped like vLLM's requirements/."""
 
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -432,3 +433,25 @@ def test_errors_come_first_and_long_lists_are_cut(tmp_path, vllm_like, wheels):
     assert text.index("- error at `requirements/rocm.txt:33`") < text.index("- added `pkg0>=1`")
     assert text.count("- added `pkg") == 25
     assert "- … and 5 more package changes (every one is in the JSON report)" in text
+
+
+def test_untrusted_authors_requirements_are_resolved_without_building(tmp_path, vllm_like, wheels):
+    # An sdist-only package: resolving it would run its setup.py, i.e. the PR's choice of code.
+    source = tmp_path / "src" / "delta-1.0"
+    source.mkdir(parents=True)
+    (source / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: delta\nVersion: 1.0\n")
+    (source / "setup.py").write_text("raise SystemExit('setup.py ran')\n")
+    with tarfile.open(wheels / "delta-1.0.tar.gz", "w:gz") as sdist:
+        sdist.add(source, arcname="delta-1.0")
+    repo, base = vllm_like
+    head = repo.commit({"requirements/rocm.txt": LAYOUT["requirements/rocm.txt"] + "delta\n"})
+    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot.trusted = False
+    ruleset = load_rules(tmp_path, wheels)
+    section = run(
+        snapshot, ruleset.checks.requirements, context_for(tmp_path, SandboxRunner(timeout=60))
+    )
+    rocm = rows(section)[("rocm", "x86_64")]
+    assert rocm["resolution"] == "failed"
+    assert "no usable wheels" in rocm["detail"]
+    assert "setup.py ran" not in rocm["detail"]

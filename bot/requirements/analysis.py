@@ -94,6 +94,11 @@ def _might_matter(changed: Iterable[str], rules: RequirementsRules) -> bool:
 
 def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analysis:
     """Everything the requirements section says about one PR."""
+    if not snapshot.trusted and "--no-build" not in rules.uv_options:
+        # Resolving can run a source distribution's setup.py; for an untrusted author's
+        # requirements that is their code. Wheels only, then: an sdist-only package fails
+        # with uv's own hint instead of being built.
+        rules = rules.model_copy(update={"uv_options": [*rules.uv_options, "--no-build"]})
     targets = build_targets(rules)
     if not targets:
         return Analysis(False, "no platforms declared in rules")
