@@ -39,6 +39,8 @@ class Settings:
     poll_seconds: float = 0.5
     # Jobs spend most of their time in git and uv subprocesses, so threads overlap well.
     worker_threads: int = 2
+    # Run sandboxed tools (uv, repository generators) as this unprivileged account.
+    sandbox_user: str | None = None
     github_timeout: float = 30.0
     # PyGithub's pacing, after GitHub's advice against secondary rate limits. The local
     # test server needs none.
@@ -64,6 +66,7 @@ class Settings:
             "max_attempts": int(_float("PRBOT_MAX_ATTEMPTS", 5)),
             "poll_seconds": _float("PRBOT_POLL_SECONDS", 0.5),
             "worker_threads": int(_float("PRBOT_WORKER_THREADS", 2)),
+            "sandbox_user": os.environ.get("PRBOT_SANDBOX_USER") or None,
             "github_timeout": _float("PRBOT_GITHUB_TIMEOUT", 30.0),
             "github_request_interval": _float("PRBOT_GITHUB_REQUEST_INTERVAL", 0.25),
             "github_write_interval": _float("PRBOT_GITHUB_WRITE_INTERVAL", 1.0),

@@ -60,7 +60,7 @@ class Pipeline:
         self.settings = settings
         self.engine = engine
         self.app = app
-        self.runner = SandboxRunner()
+        self.runner = SandboxRunner(user=settings.sandbox_user)
 
     def run(self, job: dict[str, Any]) -> None:
         repo, number = job["repo"], job["number"]

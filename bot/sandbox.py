@@ -8,6 +8,7 @@ run through here never sees the App's key, the webhook secret or an installation
 from __future__ import annotations
 
 import os
+import pwd
 import resource
 import signal
 import subprocess
@@ -63,6 +64,27 @@ class SandboxRunner:
     file_bytes: int = 1024**3
     extra_env: Mapping[str, str] = field(default_factory=dict)
     invocations: int = 0  # how many commands ran, for benchmarks and tests
+    # An unprivileged account to run children as (prbot must run as root for this). Same-user
+    # children could read prbot's key file and, through /proc, its memory; another user cannot.
+    user: str | None = None
+
+    def identity(self) -> tuple[int, int] | None:
+        """(uid, gid) children run as, or None to run as prbot itself."""
+        if not self.user or os.geteuid() != 0:
+            return None
+        entry = pwd.getpwnam(self.user)
+        return entry.pw_uid, entry.pw_gid
+
+    def hand_over(self, paths: list[Path], identity: tuple[int, int]) -> None:
+        """Give the child's working tree (and directories named in its env) to its user."""
+        uid, gid = identity
+        for root in paths:
+            if not root.is_dir():
+                continue
+            os.chown(root, uid, gid)
+            for parent, dirs, files in os.walk(root):
+                for name in dirs + files:
+                    os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
 
     def environment(self, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}
@@ -83,8 +105,21 @@ class SandboxRunner:
     ) -> RunResult:
         limit = timeout if timeout is not None else self.timeout
         cpu, memory, fsize = self.cpu_seconds, self.memory_bytes, self.file_bytes
+        child_env = self.environment(Path(cwd), env)
+        identity = self.identity()
+        if identity is not None:
+            named = [
+                Path(v)
+                for k, v in (env or {}).items()
+                if v.startswith("/") and k.endswith(("_DIR", "_CACHE", "HOME"))
+            ]
+            self.hand_over([Path(cwd), *named], identity)
 
         def limit_child() -> None:  # runs in the child between fork and exec
+            if identity is not None:
+                os.setgroups([])
+                os.setgid(identity[1])
+                os.setuid(identity[0])
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
@@ -94,7 +129,7 @@ class SandboxRunner:
         proc = subprocess.Popen(
             list(argv),
             cwd=str(cwd),
-            env=self.environment(Path(cwd), env),
+            env=child_env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
