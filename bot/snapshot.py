@@ -7,6 +7,7 @@ local git mirror; CLI mode builds it from a local checkout. Checks see the same 
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tarfile
@@ -195,10 +196,11 @@ class DirTree:
                 continue
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if source.is_dir():
-                shutil.copytree(source, target, dirs_exist_ok=True)
+            # Links are copied as links: a link in the tree must not pull in files from outside.
+            if source.is_dir() and not source.is_symlink():
+                shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
             else:
-                shutil.copy2(source, target)
+                shutil.copy2(source, target, follow_symlinks=False)
         return dest
 
 
@@ -240,9 +242,14 @@ def path_matches(path: str, pattern: str) -> bool:
     """Glob match where ``**`` spans directories and a trailing ``/`` means 'anything below'."""
     if pattern.endswith("/"):
         return path.startswith(pattern)
+    return _glob_regex(pattern).fullmatch(path) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    # Compiled once per pattern: checks match thousands of paths against the same globs.
     regex = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*")
-    regex = regex.replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
-    return re.fullmatch(regex, path) is not None
+    return re.compile(regex.replace(r"\*", "[^/]*").replace(r"\?", "[^/]"))
 
 
 _STATUS = {

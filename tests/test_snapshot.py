@@ -57,3 +57,14 @@ def test_path_matches_globs():
     assert path_matches("README.md", "**/*.md")
     assert path_matches("docs/a/b.md", "docs/")
     assert not path_matches("vllm/x.py", "*.py")
+
+
+def test_dir_tree_export_never_follows_a_link_out_of_the_tree(tmp_path):
+    root = tmp_path / "root"
+    (root / "docs").mkdir(parents=True)
+    (tmp_path / "outside.txt").write_text("secret")
+    (root / "docs" / "leak.md").symlink_to(tmp_path / "outside.txt")
+    (root / "docs" / "real.md").write_text("fine")
+    out = DirTree(root).export(tmp_path / "out")
+    assert (out / "docs" / "real.md").read_text() == "fine"
+    assert not (out / "docs" / "leak.md").exists()
