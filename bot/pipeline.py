@@ -91,9 +91,12 @@ class Pipeline:
             log.info("skipping: %s", exc)
             return
         snapshot = self.build_snapshot(mirror, repo, pull)
-        if job.get("raw_pull_event"):
-            self.update_open_pr_index(job["raw_pull_event"], snapshot)
-        report = self.build_report(snapshot)
+        try:
+            if job.get("raw_pull_event"):
+                self.update_open_pr_index(job["raw_pull_event"], snapshot)
+            report = self.build_report(snapshot)
+        finally:
+            snapshot.close()
         markdown = render_markdown(report, html_base=job.get("html_base") or "https://github.com")
         state.save_report(
             self.engine,

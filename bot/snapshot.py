@@ -224,6 +224,13 @@ class Snapshot:
     html_url: str | None = None
     clone_dir: Path | None = None
 
+    def close(self) -> None:
+        """Stop the git reader processes behind the trees (a no-op for directories)."""
+        for tree in (self.base, self.head):
+            reader = getattr(tree, "_reader", None)
+            if reader is not None:
+                reader.close()
+
     @property
     def changed_paths(self) -> list[str]:
         return [f.path for f in self.files]
