@@ -78,6 +78,9 @@ class GitHubApp:
                     **self._pacing,
                 )
                 client = InstallationClient(gh, auth)
+                # Fetch the token now, under the lock: threads sharing this client would
+                # otherwise each ask for one on their first request.
+                client.token()
                 self._clients[installation_id] = client
             return client
 
