@@ -1,0 +1,108 @@
+"""The service commands as a user meets them: config errors are one line, replay signs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from bot.cli import main
+from bot.demo import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
+from bot.store import deliveries
+
+
+def _prbot(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+def test_serve_without_app_settings_is_one_clear_line(tmp_path, monkeypatch):
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PRBOT_DATA_DIR": str(tmp_path),
+        "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+    }
+    result = _prbot("serve", "--port", "0", env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "prbot: error: missing settings: PRBOT_WEBHOOK_SECRET, PRBOT_APP_ID, PRBOT_PRIVATE_KEY_PATH"
+    ]
+
+
+def test_worker_with_unreadable_key_is_one_clear_line(tmp_path):
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PRBOT_DATA_DIR": str(tmp_path),
+        "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+        "PRBOT_WEBHOOK_SECRET": "s",
+        "PRBOT_APP_ID": "1",
+        "PRBOT_PRIVATE_KEY_PATH": str(tmp_path / "missing.pem"),
+    }
+    result = _prbot("worker", env=env)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "PRBOT_PRIVATE_KEY_PATH" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_replay_signs_and_sends_a_payload_file(tmp_path, capsys):
+    with LocalStack(tmp_path / "stack") as stack:
+        stack.github.create_repo(
+            "acme/widgets", installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"}
+        )
+        payload = tmp_path / "installation.json"
+        payload.write_text(json.dumps(stack.github.installation_event(INSTALLATION_ID)))
+        code = main(
+            [
+                "replay",
+                str(payload),
+                "--event",
+                "installation",
+                "--url",
+                stack.webhook_url,
+                "--secret",
+                WEBHOOK_SECRET,
+            ]
+        )
+        assert code == 0 and capsys.readouterr().out.startswith("202 ")
+        wait_for(
+            lambda: deliveries.count_deliveries(stack.service.engine) == 1, what="stored delivery"
+        )
+        # A wrong secret is refused by the server and reported with a non-zero exit.
+        assert (
+            main(
+                [
+                    "replay",
+                    str(payload),
+                    "--event",
+                    "installation",
+                    "--url",
+                    stack.webhook_url,
+                    "--secret",
+                    "wrong",
+                ]
+            )
+            == 1
+        )
+        assert capsys.readouterr().out.startswith("401 ")
+
+
+def test_replay_of_a_missing_file_is_one_line(capsys):
+    assert (
+        main(
+            [
+                "replay",
+                "/nonexistent.json",
+                "--event",
+                "ping",
+                "--url",
+                "http://127.0.0.1:9/",
+                "--secret",
+                "s",
+            ]
+        )
+        == 2
+    )
+    assert capsys.readouterr().err.strip() == (
+        "prbot: error: /nonexistent.json: No such file or directory"
+    )
