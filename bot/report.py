@@ -167,6 +167,7 @@ def render_markdown(report: Report, *, html_base: str = "https://github.com") ->
         sections=sections,
         marker=Markup(MARKER),
         head_marker=Markup(head_marker(report.head_sha)),
+        summary_line=render_summary_line(report),
         html_base=html_base,
     )
     if len(text) > MAX_COMMENT_CHARS:
