@@ -236,6 +236,25 @@ def test_health_ready_and_metrics(stack):
     assert 'prbot_deliveries_total{event="watch",outcome="ignored"}' in metrics
     assert "prbot_queue_jobs" in metrics
 
+    _reported_pr(stack)  # a report published: GitHub calls and job latency are counted
+    metrics = stack.http.get(f"{stack.server.url}/metrics").text
+    assert 'prbot_github_calls_total{endpoint="/repos/{repo}/check-runs",method="POST"' in metrics
+    assert 'prbot_job_latency_seconds_count{kind="pipeline",outcome="done"}' in metrics
+
+
+def test_readyz_says_503_when_the_database_is_unreachable(tmp_path):
+    import httpx
+
+    from bot.config import Settings
+    from bot.server import create_app
+    from bot.service import ThreadedServer
+    from bot.store import db
+
+    engine = db.make_engine("postgresql://postgres@127.0.0.1:9/nothing")  # nothing listens
+    with ThreadedServer(create_app(Settings(webhook_secrets=("s",)), engine)) as server:
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
+        assert httpx.get(f"{server.url}/readyz").status_code == 503
+
 
 def test_repository_rules_decide_the_command_policy(bare_stack):
     gh = bare_stack.github
