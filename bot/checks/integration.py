@@ -247,6 +247,8 @@ def _finding(
         "missing_in": missing[:10],
         "where": expectation.where,
         "introduced_at": f"{item.path}:{item.line}",
+        "path": item.path,
+        "line": item.line,
     }
     if distribution is not None:
         finding["distribution"] = distribution
