@@ -148,3 +148,25 @@ def test_bad_rules_name_file_line_and_field(bad, message):
         rules.load_text(text, ".github/prbot.yml")
     assert str(err.value).startswith(".github/prbot.yml:7: checks.integration.rules.0.added")
     assert message in str(err.value)
+
+
+def test_imports_rule_maps_and_ignores_module_names(git_repo, check_context):
+    text = (
+        "checks:\n  integration:\n    rules:\n      - name: deps\n        kind: imports\n"
+        "        paths: ['vllm/**/*.py']\n        first_party: [vllm]\n"
+        "        distributions: {zmq: pyzmq}\n        ignore: [_typeshed]\n"
+        "        expect: [{where: a requirement file, paths: ['requirements/*.txt']}]\n"
+    )
+    ruleset = rules.load_text(text, ".github/prbot.yml")
+    base = git_repo.commit({"requirements/common.txt": "pyzmq>=25\n", "vllm/a.py": ""}, "base")
+    head = git_repo.commit(
+        {
+            "vllm/a.py": "import zmq\nfrom _typeshed import Incomplete\n"
+            "import aiter\nfrom vllm.x import y\n"
+        },
+        "imports",
+    )
+    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
+    assert [f["symbol"] for f in section.findings] == ["aiter"]
+    assert section.findings[0]["missing_in"] == ["requirements/common.txt"]

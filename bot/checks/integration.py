@@ -74,6 +74,8 @@ class IntegrationRule(BaseModel):
     # imports rules: top-level modules that are the project's own, and import -> dist names.
     first_party: list[str] = Field(default_factory=list)
     distributions: dict[str, str] = Field(default_factory=dict)
+    # Modules never reported: typing-only names, modules shipped inside another package.
+    ignore: list[str] = Field(default_factory=list)
 
     @field_validator("added")
     @classmethod
@@ -115,7 +117,7 @@ def new_symbols(snapshot: Snapshot, rule: IntegrationRule) -> list[NewSymbol]:
 
 def new_imports(snapshot: Snapshot, rule: IntegrationRule) -> list[NewSymbol]:
     """Third-party top-level modules the PR newly imports in files matching the rule."""
-    own = set(rule.first_party)
+    own = set(rule.first_party) | set(rule.ignore)
     found: dict[str, NewSymbol] = {}
     for changed in snapshot.files:
         if not changed.path.endswith(".py") or not any(
