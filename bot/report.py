@@ -159,6 +159,7 @@ def render_markdown(report: Report, *, html_base: str = "https://github.com") ->
             {
                 "section": section,
                 "title": check.title if check else section.check,
+                "summary": summary_markup(section),
                 "body": Markup(body),
             }
         )
@@ -180,6 +181,19 @@ def render_markdown(report: Report, *, html_base: str = "https://github.com") ->
             + ("</details>\n" * max(opened, 0))
         )
     return text
+
+
+def summary_markup(section: Section) -> Markup:
+    """The escaped summary, where ``#N`` links again when N is a PR the findings name.
+
+    Escaping breaks every ``#N`` so user text cannot cross-reference issues; numbers that
+    come from the check's own findings (integers, not text) are safe to link.
+    """
+    text = str(escape_text(section.summary))
+    numbers = {f.get("number") for f in section.findings if isinstance(f.get("number"), int)}
+    for number in numbers:
+        text = text.replace(f"#\u200d{number}", f"#{number}")
+    return Markup(text)
 
 
 def render_summary_line(report: Report) -> str:

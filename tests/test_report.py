@@ -56,3 +56,18 @@ def test_markdown_has_marker_and_escapes_user_text(git_repo, check_context):
     assert "<img" not in text and "&lt;img" in text
     assert "@octocat" not in text and "#12" not in text
     assert "[x](http://e)" not in text
+
+
+def test_summary_links_only_the_prs_its_findings_name(git_repo, check_context):
+    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
+    report.sections.append(
+        Section(
+            "duplicates",
+            Status.WARN,
+            "1 likely duplicate (#12); see #99 too",
+            findings=[{"number": 12, "score": 0.9, "tier": "likely_duplicate", "evidence": []}],
+        )
+    )
+    text = render_markdown(report)
+    assert "(#12)" in text  # a finding: linked by GitHub
+    assert "#99" not in text  # only text: stays inert
