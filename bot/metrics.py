@@ -30,12 +30,6 @@ GITHUB_CALLS = Counter(
     ["method", "endpoint", "status"],
     registry=REGISTRY,
 )
-CHECK_DURATION = Histogram(
-    "prbot_check_duration_seconds",
-    "Time per check",
-    ["check", "status"],
-    registry=REGISTRY,
-)
 
 _ID = re.compile(r"/\d+(?=/|$)")
 _REPO = re.compile(r"^/repos/[^/]+/[^/]+")

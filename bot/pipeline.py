@@ -50,7 +50,6 @@ def pull_summary(pull: dict[str, Any]) -> dict[str, Any]:
         "base_ref": pull["base"]["ref"],
         "created_at": pull.get("created_at"),
         "updated_at": pull.get("updated_at"),
-        "html_url": pull.get("html_url"),
         "state": pull.get("state", "open"),
     }
 
@@ -148,8 +147,6 @@ class Pipeline:
             author_association=pull["author_association"],
             trusted=False,  # decided by the repository's rules in build_report
             created_at=pull.get("created_at"),
-            html_url=pull.get("html_url"),
-            clone_dir=mirror.path,
         )
 
     def build_report(self, snapshot: Snapshot) -> Report:
@@ -169,7 +166,7 @@ class Pipeline:
             context = CheckContext(
                 work_dir=Path(work),
                 cache=state.StoreCache(self.engine),
-                open_prs=self._open_pr_index(snapshot.repo),
+                open_prs=DatabaseIndex(self.engine, snapshot.repo),
                 runner=self.runner,
                 dry_run=self.settings.dry_run,
                 # uv's download cache outlives runs, so warm resolutions stay warm.
@@ -188,8 +185,5 @@ class Pipeline:
         return report
 
     # ---------------------------------------------------------------- duplicates index
-    def _open_pr_index(self, repo: str) -> DatabaseIndex:
-        return DatabaseIndex(self.engine, repo)
-
     def update_open_pr_index(self, payload: dict[str, Any], snapshot: Snapshot | None) -> None:
         apply_pull_request_event(self.engine, payload, snapshot.files if snapshot else None)

@@ -221,8 +221,6 @@ class Snapshot:
     author_association: str = "NONE"
     trusted: bool = False
     created_at: str | None = None
-    html_url: str | None = None
-    clone_dir: Path | None = None
 
     def close(self) -> None:
         """Stop the git reader processes behind the trees (a no-op for directories)."""
@@ -363,5 +361,4 @@ def snapshot_from_checkout(
         author=author.strip(),
         author_association="OWNER",
         trusted=True,
-        clone_dir=repo_dir,
     )

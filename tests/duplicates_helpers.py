@@ -1,10 +1,11 @@
-"""PR-export records shared by the duplicates check and CLI tests."""
+"""Records and constants shared by the duplicates tests."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+REPO = "acme/engine"
 REGISTRY = "vllm/v1/attention/backends/registry.py"
 PATCH = '@@ -58,3 +58,4 @@\n ctx\n+    TOKENSPEED_MLA = "x.TokenSpeedBackend"\n'
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from duplicates_helpers import PATCH, REGISTRY, REPO
 from github import Auth, Github
 
 from bot.duplicates.reconcile import ReconcileError, reconcile
@@ -17,11 +18,8 @@ from bot.duplicates.store import (
 from bot.snapshot import ChangedFile
 from bot.testing import FakeGitHub
 
-REPO = "acme/engine"
 INSTALLATION = 7
 NO_PACING = {"seconds_between_requests": None, "seconds_between_writes": None, "retry": None}
-PATCH = '@@ -58,3 +58,4 @@\n ctx\n+    TOKENSPEED_MLA = "x.TokenSpeedBackend"\n'
-REGISTRY = "vllm/v1/attention/backends/registry.py"
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@ GitHub test server (ETag listing, batched GraphQL, call counts)."""
 
 from __future__ import annotations
 
+from duplicates_helpers import PATCH, REGISTRY, REPO
+
 from bot.duplicates.features import build_features
 from bot.duplicates.records import FileChange
 from bot.duplicates.scoring import ScoringConfig
@@ -14,12 +16,6 @@ from bot.duplicates.store import (
     write_row,
 )
 from bot.snapshot import ChangedFile
-
-REPO = "acme/engine"
-INSTALLATION = 7
-NO_PACING = {"seconds_between_requests": None, "seconds_between_writes": None, "retry": None}
-PATCH = '@@ -58,3 +58,4 @@\n ctx\n+    TOKENSPEED_MLA = "x.TokenSpeedBackend"\n'
-REGISTRY = "vllm/v1/attention/backends/registry.py"
 
 
 def _payload(number: int, action: str, *, title: str, updated: str, sha: str = "s", **pr) -> dict:

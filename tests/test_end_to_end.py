@@ -51,7 +51,7 @@ def _reported_pr(stack):
     number = _open_pr(stack)
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
     body = wait_for(lambda: _bot_comments(stack, number), what="first report")[0]["body"]
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     return number, body
 
 
@@ -66,10 +66,6 @@ def _bot_comments(stack, number):
 def _comment_for_head(stack, number, sha):
     comments = _bot_comments(stack, number)
     return comments if comments and f"prbot:head={sha}" in comments[0]["body"] else None
-
-
-def _queue_idle(stack):
-    return stack.idle()
 
 
 def test_opened_then_synchronize_edits_one_comment(stack):
@@ -90,7 +86,7 @@ def test_opened_then_synchronize_edits_one_comment(stack):
     comments = wait_for(lambda: _comment_for_head(stack, number, new_head), what="second report")
     assert len(comments) == 1 and comments[0]["id"] == _bot_comments(stack, number)[0]["id"]
     assert "widgets/extra.py" in comments[0]["body"]
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     assert len(stack.github.check_runs(REPO, new_head)) == 1
 
 
@@ -100,7 +96,7 @@ def test_steady_state_synchronize_costs_at_most_three_rest_calls(stack):
     new_head = stack.github.push(REPO, number, {"widgets/core.py": "x = 3\n"}, "again")
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
     wait_for(lambda: _comment_for_head(stack, number, new_head), what="report for new head")
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     rest = [c for c in stack.github.calls if ".git/" not in c.path]
     assert len(rest) <= 3, rest
 
@@ -127,12 +123,12 @@ def test_unauthorized_recheck_is_refused_once_per_head(stack):
     stack.github.set_permission(REPO, "mallory", "read")
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "opened"))
     wait_for(lambda: _bot_comments(stack, number), what="first report")
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     runs_before = len(stack.github.check_runs(REPO))
     for text in ("/recheck", "/recheck again"):
         comment = stack.github.add_user_comment(REPO, number, "mallory", text)
         stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, comment))
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     replies = [
         c
         for c in stack.github.comments(REPO, number)
@@ -148,7 +144,7 @@ def test_commands_in_code_blocks_and_bot_comments_do_nothing(stack):
     done_before = queue.depth()["done"]
     quoted = stack.github.add_user_comment(REPO, number, "alice", "> /recheck\n```\n/recheck\n```")
     stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, quoted))
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     # Only the delivery job itself ran; no pipeline was queued.
     assert queue.depth()["done"] == done_before + 1
     assert stack.github.reactions(REPO, quoted["id"]) == []
@@ -267,7 +263,7 @@ def test_repository_rules_decide_the_command_policy(bare_stack):
     number, _ = _reported_pr(bare_stack)
     comment = gh.add_user_comment(REPO, number, "alice", "/recheck")  # the author
     bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
-    wait_for(lambda: _queue_idle(bare_stack), what="idle queue")
+    wait_for(bare_stack.idle, what="idle queue")
     assert gh.reactions(REPO, comment["id"]) == []
     replies = [
         c
@@ -301,7 +297,7 @@ def test_whole_path_on_each_database(tmp_path, database_url):
         new_head = gh.push(REPO, number, {"b.py": "y = 1\n"}, "more")
         stack.deliver("pull_request", gh.pull_request_event(REPO, number, "synchronize"))
         wait_for(lambda: _comment_for_head(stack, number, new_head), what="second report")
-        wait_for(lambda: _queue_idle(stack), what="idle queue")
+        wait_for(stack.idle, what="idle queue")
         assert len(_bot_comments(stack, number)) == 1
         assert len(gh.check_runs(REPO, new_head)) == 1
 
@@ -348,7 +344,7 @@ def test_reconcile_finds_prs_opened_before_install_and_warm_pushes_list_nothing(
     number = _open_pr(stack, title="Speed up core")
     stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
     body = wait_for(lambda: _bot_comments(stack, number), what="report")[0]["body"]
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     assert f"**#{older}**" in body  # listed under Duplicate work, found by the reconcile
     assert gh.count_calls("GET", f"/repos/{REPO}/pulls") >= 1
 
@@ -356,7 +352,7 @@ def test_reconcile_finds_prs_opened_before_install_and_warm_pushes_list_nothing(
     new_head = gh.push(REPO, number, {"widgets/more.py": "z = 1\n"}, "more")
     stack.deliver("pull_request", gh.pull_request_event(REPO, number, "synchronize"))
     wait_for(lambda: _comment_for_head(stack, number, new_head), what="second report")
-    wait_for(lambda: _queue_idle(stack), what="idle queue")
+    wait_for(stack.idle, what="idle queue")
     listings = [c for c in gh.calls if c.path == f"/repos/{REPO}/pulls" or c.path == "/graphql"]
     assert listings == []
 
@@ -372,7 +368,7 @@ def test_dry_run_stores_the_report_and_writes_nothing_to_github(tmp_path):
         stored = wait_for(
             lambda: state.latest_report(stack.service.engine, REPO, number), what="stored report"
         )
-        wait_for(lambda: _queue_idle(stack), what="idle queue")
+        wait_for(stack.idle, what="idle queue")
         assert stored["markdown"].startswith(MARKER)
         assert gh.comments(REPO, number) == [] and gh.check_runs(REPO) == []
         writes = [
