@@ -18,6 +18,7 @@ Everything lands under ``$PRBOT_BENCH_CACHE`` (default ``~/.cache/prbot-bench``)
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -182,10 +183,22 @@ def _commit_tree(repo: Path, source: Path, branch: str) -> str:
 
 
 def pair(base: str, head: str) -> Path:
-    """A git repository with branches ``base`` (release A) and ``head`` (release B on top)."""
+    """A git repository with branches ``base`` (release A) and ``head`` (release B on top).
+
+    Several scripts may ask for the same pair at once; a lock file makes one build it.
+    """
     target = CACHE / "pairs" / f"{base}..{head}"
     if (target / ".git").is_dir():
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{base}..{head}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ".git").is_dir():
+            return target
+        return _build_pair(base, head, target)
+
+
+def _build_pair(base: str, head: str, target: Path) -> Path:
     base_tree, head_tree = tree(base), tree(head)
     staging = CACHE / "pairs" / f".staging-{base}..{head}"
     shutil.rmtree(staging, ignore_errors=True)
