@@ -9,6 +9,7 @@ naming file, line and field.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -78,6 +79,9 @@ def rule_set_model() -> type[BaseModel]:
         __config__=ConfigDict(extra="forbid"),
         version=(Literal[1], 1),
         extends=(str | None, None),
+        # Paths that, all present, mark a tree this built-in set is made for: `prbot check`
+        # picks the set by itself when none is named. Meaningless in a repository's own file.
+        detect=(list[str], Field(default_factory=list)),
         checks=(checks_model, Field(default_factory=checks_model)),
         commands=(CommandRules, Field(default_factory=CommandRules)),
         trust=(TrustRules, Field(default_factory=TrustRules)),
@@ -161,6 +165,25 @@ def _builtin_text(name: str) -> tuple[str, str]:
             f"unknown rule set {name!r} (known: {', '.join(known)})",
         )
     return path.read_text(), f"rules/{name}.yaml"
+
+
+def builtin_names() -> list[str]:
+    """The built-in rule sets, by name (``rules/<name>.yaml``)."""
+    return sorted(p.stem for p in rules_dir().glob("*.yaml"))
+
+
+def detect_builtin(exists: Callable[[str], bool]) -> str | None:
+    """The built-in set whose ``detect`` paths all exist in a tree, or None.
+
+    ``exists`` answers for one path of the tree (a checkout, a working directory).
+    """
+    for name in builtin_names():
+        text, source = _builtin_text(name)
+        data, _ = parse_yaml(text, source)
+        paths = data.get("detect") or []
+        if paths and all(exists(path) for path in paths):
+            return name
+    return None
 
 
 def load_file(path: Path | str) -> BaseModel:

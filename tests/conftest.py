@@ -62,6 +62,12 @@ class GitRepo:
         self.git("checkout", "-q", "-B", name, start)
 
 
+@pytest.fixture(autouse=True)
+def _data_dir_per_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """Nothing a test runs writes into the developer's ./.prbot or ~/.cache/prbot."""
+    monkeypatch.setenv("PRBOT_DATA_DIR", str(tmp_path_factory.mktemp("prbot-data")))
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., GitRepo]:
     counter = iter(range(1000))

@@ -11,9 +11,11 @@ CONTRACT_FIELDS = {"platform", "arch", "added", "removed", "changed", "resolutio
 
 
 def check_argv(repo, base, head, rules_path):
+    # --no-cache: each run resolves afresh (reuse across runs is tested in test_cli_check).
     return ["check", "--repo", str(repo.path), "--base", base, "--head", head] + [
         "--rules",
         str(rules_path),
+        "--no-cache",
     ]
 
 

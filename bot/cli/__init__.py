@@ -18,6 +18,17 @@ from bot.cli.common import CliError
 __all__ = ["CliError", "build_parser", "main"]
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml's, once installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as distribution_version
+
+    try:
+        return distribution_version("prbot")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def command_names() -> list[str]:
     return sorted(
         m.name
@@ -34,6 +45,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description="A GitHub App that writes one structured report per pull-request head.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument(
+        "--version", action="version", version=f"prbot {version()}", help="print the version"
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     names = command_names()
     chosen = next((arg for arg in argv or [] if not arg.startswith("-")), None)
