@@ -8,9 +8,9 @@ local git mirror; CLI mode builds it from a local checkout. Checks see the same 
 from __future__ import annotations
 
 import functools
-import io
 import re
 import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -171,9 +171,16 @@ class GitTree:
         wanted = [p for p in (paths or []) if self.exists(p)]
         if paths is not None and not wanted:
             return dest
-        archive = run_git(self.repo, ["archive", "--format=tar", self.sha, "--", *wanted])
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(dest, filter="data")
+        # The archive goes to a file, not through this process's memory: a tree holds files
+        # of any size the PR chose (a sandboxed tool may need them, so none is left out).
+        with tempfile.TemporaryDirectory(prefix="prbot-export-") as scratch:
+            archive = Path(scratch) / "tree.tar"
+            run_git(
+                self.repo,
+                ["archive", "--format=tar", "-o", str(archive), self.sha, "--", *wanted],
+            )
+            with tarfile.open(archive) as tar:
+                tar.extractall(dest, filter="data")
         return dest
 
 
