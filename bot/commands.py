@@ -113,9 +113,9 @@ def _visible_lines(body: str) -> Iterator[str]:
             yield from _paragraph_lines(inline.children or [])
 
 
-def parse_commands(body: str | None) -> list[Command]:
+def parse_commands(body: object) -> list[Command]:
     """Every command line in a comment body, in order; unknown ones are marked, not dropped."""
-    if not body or len(body) > MAX_BODY_CHARS or OWN_MARKER in body:
+    if not isinstance(body, str) or len(body) > MAX_BODY_CHARS or OWN_MARKER in body:
         return []
     if not _MAYBE_COMMAND_LINE.search(body):
         return []

@@ -43,9 +43,11 @@ def test_slash_inside_a_sentence_is_not_a_command():
     assert parse_commands("see /usr/bin") == []
 
 
-def test_empty_and_none_bodies():
+def test_empty_none_and_odd_bodies():
     assert parse_commands(None) == []
     assert parse_commands("") == []
+    assert parse_commands(42) == [] and parse_commands(["/recheck"]) == []
+    assert parse_commands("\0/recheck\0") == []
 
 
 def test_windows_line_endings():

@@ -72,6 +72,7 @@ def test_dir_tree_export_never_follows_a_link_out_of_the_tree(tmp_path):
 
 # --- bounds: no single file a PR controls can make a check read gigabytes ---------------------
 
+
 def huge_module(megabytes: float = 8.5) -> str:
     """A Python module just over the reader's bound (8 MB): a thousand very long lines."""
     line = "    PADDING = " + repr("vllm.v1.attention.backends." * 300) + "\n"
@@ -103,9 +104,7 @@ def test_tree_readers_refuse_a_file_over_the_bound_and_keep_reading(git_repo):
     assert next(f for f in snap.files if f.path == "after.py").added_lines() == [(1, "y = 2")]
 
 
-def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(
-    make_repo, check_context
-):
+def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(make_repo, check_context):
     from gendocs_helpers import REGISTRY, fixture_files
 
     from bot import rules
