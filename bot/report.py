@@ -8,6 +8,7 @@ inject markup, mentions or links.
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from dataclasses import dataclass, field
 from functools import cache
@@ -253,10 +254,15 @@ def summary_markup(section: Section) -> Markup:
     come from the check's own findings (integers, not text) are safe to link.
     """
     text = str(escape_text(section.summary))
-    numbers = {f.get("number") for f in section.findings if isinstance(f.get("number"), int)}
-    for number in numbers:
-        text = text.replace(f"#\u200d{number}", f"#{number}")
-    return Markup(text)
+    numbers = {
+        str(f["number"])
+        for f in section.findings
+        if isinstance(f.get("number"), int) and not isinstance(f.get("number"), bool)
+    }
+    # Whole numbers only: finding #1 must not re-link the "#12" a user wrote.
+    return Markup(
+        re.sub("#\u200d(\\d+)(?!\\w)", lambda m: f"#{m[1]}" if m[1] in numbers else m[0], text)
+    )
 
 
 def render_summary_line(report: Report) -> str:

@@ -132,3 +132,18 @@ def test_a_check_that_rejects_a_file_or_runs_out_of_memory_is_an_error_section(
     assert rejected.summary == "`vllm/big.py` is 75.0 MB, over the 16.0 MB limit; not read"
     assert memory.status == Status.ERROR and "out of memory" in memory.summary
     assert recursion.status == Status.ERROR and "recursion" in recursion.summary
+
+
+def test_a_finding_number_relinks_only_that_whole_number(git_repo, check_context):
+    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
+    report.sections.append(
+        Section(
+            "duplicates",
+            Status.WARN,
+            "1 likely duplicate (#1); a title said #12 and #1x",
+            findings=[{"number": 1, "score": 0.9, "tier": "likely_duplicate", "evidence": []}],
+        )
+    )
+    text = render_markdown(report)
+    assert "(#1)" in text
+    assert "#12" not in text and "#\u200d12" in text
