@@ -50,6 +50,8 @@ _MAYBE_COMMAND = re.compile(r"(?m)^[ \t*_]*/[a-z]")
 # a wall of text), and on this many characters per comment in all.
 MAX_PARAGRAPH_CHARS = 2_000
 MAX_INLINE_CHARS = 8_000
+# A reason ("/recheck flaky runner") is kept with the job; more than a line is not a reason.
+MAX_ARGUMENT_CHARS = 200
 
 
 @cache
@@ -124,5 +126,6 @@ def parse_commands(body: object) -> list[Command]:
         match = _COMMAND.match(line)
         if match:
             name = match.group(1)
-            found.append(Command(name, (match.group(2) or "").strip(), name in KNOWN_COMMANDS))
+            argument = (match.group(2) or "").strip()[:MAX_ARGUMENT_CHARS]
+            found.append(Command(name, argument, name in KNOWN_COMMANDS))
     return found

@@ -129,3 +129,8 @@ def test_a_body_over_githubs_limit_is_not_a_comment():
 def test_a_command_in_a_wall_of_text_is_not_read():
     assert parse_commands("/recheck\n" + "[" * 3_000) == []
     assert parse_commands("[" * 5_000 + "\n\n/recheck") == [Command("recheck")]
+
+
+def test_a_long_reason_is_cut():
+    [command] = parse_commands("/recheck " + "why " * 400)
+    assert command.name == "recheck" and len(command.argument) == 200
