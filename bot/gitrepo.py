@@ -62,6 +62,14 @@ def resolve(repo: Path | str, rev: str) -> str:
     return run_git(repo, ["rev-parse", "--verify", f"{rev}^{{commit}}"]).decode().strip()
 
 
+class BlobTooLarge(Exception):
+    """A blob over the reader's limit: skipped unread (``size`` is what git reported)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"{size} bytes")
+        self.size = size
+
+
 class BlobReader:
     """Reads many blobs through one long-lived ``git cat-file --batch`` process."""
 
@@ -80,7 +88,8 @@ class BlobReader:
             )
         return self._proc
 
-    def read(self, object_name: str) -> bytes | None:
+    def read(self, object_name: str, *, limit: int | None = None) -> bytes | None:
+        """The blob's bytes; :class:`BlobTooLarge` past ``limit``, read off the pipe in chunks."""
         if "\n" in object_name:
             return None
         with self._lock:
@@ -92,6 +101,16 @@ class BlobReader:
             if len(header) < 3 or header[1] == b"missing":
                 return None
             size = int(header[2])
+            if limit is not None and size > limit:
+                left = size + 1  # the object and its newline, so the next answer lines up
+                while left > 0:
+                    chunk = proc.stdout.read(min(left, 1 << 20))
+                    if not chunk:  # git went away; the next read starts a new process
+                        break
+                    left -= len(chunk)
+                if header[1] != b"blob":
+                    return None
+                raise BlobTooLarge(size)
             data = proc.stdout.read(size)
             proc.stdout.read(1)  # the newline after the object
             return data if header[1] == b"blob" else None

@@ -61,3 +61,57 @@ def code_block(value: object, language: str = "") -> Markup:
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * (longest + 1)
     return Markup(f"{fence}{language}\n{text.rstrip()}\n{fence}")
+
+
+# A fence line as CommonMark reads it: up to three spaces, then three or more ` or ~.
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def _still_open(text: str) -> tuple[str | None, int]:
+    """The fence left open at the end of ``text`` (or None), and how many <details> are open."""
+    fence: str | None = None
+    details = 0
+    for line in text.split("\n"):
+        match = _FENCE_LINE.match(line)
+        if fence is not None:
+            # Only a run of the same character, at least as long, with nothing after it closes.
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                if not match.group(2).strip():
+                    fence = None
+            continue
+        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence = match.group(1)
+            continue
+        details += line.count("<details>") - line.count("</details>")
+    return fence, max(details, 0)
+
+
+def _closing(text: str) -> str:
+    fence, details = _still_open(text)
+    closing = f"\n{fence[0] * len(fence)}" if fence else ""
+    return closing + "\n</details>" * details
+
+
+def truncate_markdown(text: str, limit: int, note: str) -> str:
+    """``text`` cut to at most ``limit`` characters at a line end, still well formed.
+
+    A fence or ``<details>`` fold left open by the cut would swallow whatever follows (the
+    next section, the footer), so both are closed before ``note`` (plain text, escaped here).
+    """
+    if len(text) <= limit:
+        return text
+    tail = f"\n\n{escape_text(note)}\n"
+    room = limit - len(tail)
+    for _ in range(8):  # each round only shortens the cut; two rounds are the usual
+        if room <= 0:
+            break
+        cut = text[:room]
+        line_end = cut.rfind("\n")
+        if line_end >= room // 2:
+            cut = cut[:line_end]
+        cut = cut.rstrip("\n")
+        closing = _closing(cut)
+        if len(cut) + len(closing) + len(tail) <= limit:
+            return cut + closing + tail
+        room = limit - len(tail) - len(closing)
+    return tail.strip()[:limit]

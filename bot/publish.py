@@ -17,7 +17,8 @@ from sqlalchemy import Engine
 from bot.checks import Status
 from bot.github_app import InstallationClient
 from bot.locks import named_lock
-from bot.report import MARKER, Report, render_summary_line
+from bot.markdown import escape_text, truncate_markdown
+from bot.report import MARKER, Report, render_status_lines, render_summary_line
 from bot.store import state
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,10 @@ CONCLUSIONS = {
     Status.SKIP: "success",
     Status.WARN: "neutral",
     Status.FAIL: "failure",
-    Status.ERROR: "neutral",  # prbot's own trouble should not block a merge
+    # A check that could not verify the PR never passes: GitHub lets a required check through
+    # only on success, neutral or skipped. "action_required" blocks like "failure" but says
+    # what it is: a person must look (or /recheck), not "the PR is wrong".
+    Status.ERROR: "action_required",
 }
 
 
@@ -43,14 +47,24 @@ class PublishResult:
 
 
 def check_run_fields(report: Report, markdown: str) -> dict:
-    lines = [f"- **{s.check}** ({s.status}): {s.summary}" for s in report.sections]
+    """The check run's body. Every string in it is escaped as the comment is.
+
+    GitHub renders ``output.summary`` and ``output.text`` as Markdown, so user text there could
+    show images, links and @mentions just as in a comment. The summary is the comment's own
+    status lines (the same template and escaping), the text is the rendered comment, and the
+    title is counts only; there are no annotations. Cuts keep folds and fences closed.
+    """
     return {
         "status": "completed",
         "conclusion": CONCLUSIONS[report.status],
         "output": {
-            "title": f"prbot: {render_summary_line(report)}",
-            "summary": "\n".join(lines)[:MAX_CHECK_TEXT],
-            "text": markdown[:MAX_CHECK_TEXT],
+            "title": str(escape_text(f"prbot: {render_summary_line(report)}")),
+            "summary": truncate_markdown(
+                render_status_lines(report), MAX_CHECK_TEXT, "…summary cut to fit the check run."
+            ),
+            "text": truncate_markdown(
+                markdown, MAX_CHECK_TEXT, "…report cut to fit GitHub's check-run size limit."
+            ),
         },
     }
 

@@ -8,6 +8,7 @@ inject markup, mentions or links.
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,7 +19,8 @@ from markupsafe import Markup
 
 from bot.checks import Check, CheckContext, Section, Status, all_checks
 from bot.checks.base import STATUS_SEVERITY
-from bot.markdown import code_block, code_span, escape_text
+from bot.limits import InputRejected
+from bot.markdown import code_block, code_span, escape_text, truncate_markdown
 from bot.paths import templates_dir
 from bot.snapshot import Snapshot
 
@@ -66,6 +68,24 @@ def run_check(check: Check, snapshot: Snapshot, rules: Any, context: CheckContex
         return Section(check.name, Status.SKIP, "disabled by rules")
     try:
         section = check.run(snapshot, check_rules, context)
+    except InputRejected as exc:
+        # A file over a bound is what the PR did, not a crash: its one line is the finding.
+        # Still an error: a check that could not read the PR has not verified it.
+        log.warning("check %s on %s@%s: %s", check.name, snapshot.repo, snapshot.head_sha, exc)
+        return Section(check.name, Status.ERROR, str(exc), data={"rejected": exc.path})
+    except MemoryError:
+        # Logged without a traceback: formatting one needs the memory that just ran out.
+        log.error(
+            "check %s ran out of memory on %s@%s", check.name, snapshot.repo, snapshot.head_sha
+        )
+        return Section(check.name, Status.ERROR, "check ran out of memory on this PR; not verified")
+    except RecursionError:
+        log.error(
+            "check %s recursed too deeply on %s@%s", check.name, snapshot.repo, snapshot.head_sha
+        )
+        return Section(
+            check.name, Status.ERROR, "check hit the recursion limit on this PR; not verified"
+        )
     except Exception as exc:  # noqa: BLE001 - one check failing must not stop the others
         log.error(
             "check %s failed on %s@%s\n%s",
@@ -140,47 +160,91 @@ def head_marker(head_sha: str) -> str:
 
 
 def render_markdown(report: Report, *, html_base: str = "https://github.com") -> str:
-    """The sticky comment body: marker, status line, one folded section per check."""
+    """The sticky comment body: marker, status line, one folded section per check.
+
+    Each section's details get a fair share of GitHub's comment limit, so one check with
+    thousands of findings cannot push the others' details out of the comment.
+    """
     env = template_environment()
-    checks = {c.name: c for c in all_checks()}
-    sections = []
-    for section in report.sections:
-        check = checks.get(section.check)
-        body = ""
-        if check is not None and check.template and (section.data or section.findings):
-            try:
-                body = env.get_template(check.template).render(
-                    section=section, report=report, html_base=html_base
-                )
-            except Exception as exc:  # noqa: BLE001 - a template bug must not lose the report
-                log.error("template %s failed: %s", check.template, exc)
-                body = str(escape_text(f"(details could not be rendered: {exc})"))
-        sections.append(
-            {
-                "section": section,
-                "title": check.title if check else section.check,
-                "summary": summary_markup(section),
-                "body": Markup(body),
-            }
+    sections = _status_items(report)
+    bodies = [_render_body(env, item, report, html_base) for item in sections]
+
+    def render(parts: list[str]) -> str:
+        for item, body in zip(sections, parts, strict=True):
+            item["body"] = Markup(body)
+        return env.get_template("report.md.j2").render(
+            report=report,
+            sections=sections,
+            marker=Markup(MARKER),
+            head_marker=Markup(head_marker(report.head_sha)),
+            summary_line=render_summary_line(report),
+            html_base=html_base,
         )
-    text = env.get_template("report.md.j2").render(
-        report=report,
-        sections=sections,
-        marker=Markup(MARKER),
-        head_marker=Markup(head_marker(report.head_sha)),
-        summary_line=render_summary_line(report),
-        html_base=html_base,
+
+    if sum(len(body) for body in bodies) > MAX_COMMENT_CHARS // 2:
+        frame = len(render(["x"] * len(bodies)))  # every fold drawn, no details in it
+        budget = MAX_COMMENT_CHARS - frame - 200
+        shares = fair_shares([len(body) for body in bodies], budget)
+        bodies = [
+            truncate_markdown(
+                body,
+                share,
+                f"…{item['title']}: {len(body) - share:,} more characters of details not shown; "
+                "the JSON report (prbot check --format json) has every finding.",
+            )
+            if len(body) > share
+            else body
+            for item, body, share in zip(sections, bodies, shares, strict=True)
+        ]
+    text = render(bodies)
+    # The last resort (a frame alone over the limit): still closes what the cut leaves open.
+    return truncate_markdown(
+        text, MAX_COMMENT_CHARS, "…report truncated to fit GitHub's comment size limit."
     )
-    if len(text) > MAX_COMMENT_CHARS:
-        cut = text[: MAX_COMMENT_CHARS - 200]
-        # Close any open fold so the truncated comment still renders.
-        opened = cut.count("<details>") - cut.count("</details>")
-        text = (
-            cut
-            + "\n\n…report truncated to fit GitHub's comment size limit.\n"
-            + ("</details>\n" * max(opened, 0))
+
+
+def _status_items(report: Report) -> list[dict[str, Any]]:
+    checks = {c.name: c for c in all_checks()}
+    return [
+        {
+            "section": section,
+            "check": checks.get(section.check),
+            "title": checks[section.check].title if section.check in checks else section.check,
+            "summary": summary_markup(section),
+            "body": Markup(""),
+        }
+        for section in report.sections
+    ]
+
+
+def _render_body(env: Environment, item: dict[str, Any], report: Report, html_base: str) -> str:
+    check, section = item["check"], item["section"]
+    if check is None or not check.template or not (section.data or section.findings):
+        return ""
+    try:
+        return env.get_template(check.template).render(
+            section=section, report=report, html_base=html_base
         )
-    return text
+    except Exception as exc:  # noqa: BLE001 - a template bug must not lose the report
+        log.error("template %s failed: %s", check.template, exc)
+        return str(escape_text(f"(details could not be rendered: {exc})"))
+
+
+def fair_shares(sizes: list[int], budget: int) -> list[int]:
+    """Split ``budget`` so small parts keep all they need and large ones share the rest."""
+    shares = [0] * len(sizes)
+    remaining = max(budget, 0)
+    order = sorted(range(len(sizes)), key=sizes.__getitem__)
+    for position, index in enumerate(order):
+        shares[index] = min(sizes[index], remaining // (len(sizes) - position))
+        remaining -= shares[index]
+    return shares
+
+
+def render_status_lines(report: Report) -> str:
+    """One line per section (icon, title, escaped summary): the check run's summary."""
+    env = template_environment()
+    return env.get_template("report_status.md.j2").render(sections=_status_items(report))
 
 
 def summary_markup(section: Section) -> Markup:
@@ -190,15 +254,20 @@ def summary_markup(section: Section) -> Markup:
     come from the check's own findings (integers, not text) are safe to link.
     """
     text = str(escape_text(section.summary))
-    numbers = {f.get("number") for f in section.findings if isinstance(f.get("number"), int)}
-    for number in numbers:
-        text = text.replace(f"#\u200d{number}", f"#{number}")
-    return Markup(text)
+    numbers = {
+        str(f["number"])
+        for f in section.findings
+        if isinstance(f.get("number"), int) and not isinstance(f.get("number"), bool)
+    }
+    # Whole numbers only: finding #1 must not re-link the "#12" a user wrote.
+    return Markup(
+        re.sub("#\u200d(\\d+)(?!\\w)", lambda m: f"#{m[1]}" if m[1] in numbers else m[0], text)
+    )
 
 
 def render_summary_line(report: Report) -> str:
     """One line for the check run title and logs, e.g. '1 fail, 3 pass'."""
-    order = [Status.ERROR, Status.FAIL, Status.WARN, Status.PASS, Status.SKIP]
+    order = sorted(STATUS_SEVERITY, key=STATUS_SEVERITY.__getitem__, reverse=True)
     counts = report.counts()
     parts = [f"{counts[str(s)]} {s}" for s in order if counts.get(str(s))]
     return ", ".join(parts) or "no checks ran"

@@ -8,17 +8,35 @@ local git mirror; CLI mode builds it from a local checkout. Checks see the same 
 from __future__ import annotations
 
 import functools
-import io
 import re
 import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from bot.gitrepo import BlobReader, resolve, run_git
+from bot.gitrepo import BlobReader, BlobTooLarge, resolve, run_git
+from bot.limits import InputRejected
 
 # A patch larger than this is dropped, as GitHub drops it from its API.
 MAX_PATCH_BYTES = 1_000_000
+# No single file a check reads from a tree may be larger: a PR controls every file's size,
+# and one 75 MB module once took a check to gigabytes. This sits above every per-parser
+# limit in bot/limits.py (4 MB at most) and above the largest file in real vLLM release
+# trees (a 7.3 MB HTML asset), so the parsers still name their own, tighter limit.
+MAX_TREE_FILE_BYTES = 8_000_000
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def too_large(path: str, size: int, limit: int = MAX_TREE_FILE_BYTES) -> InputRejected:
+    """The finding for a file over the reader's bound, naming the file, its size and the limit."""
+    return InputRejected(
+        path, f"is {_megabytes(size)}, over the {_megabytes(limit)} limit for one file; not read"
+    )
+
 
 _HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -42,6 +60,9 @@ class ChangedFile:
     deletions: int = 0
     patch: str | None = None  # hunks starting at "@@"; None when binary or too large
     binary: bool = False
+    # Why a text file has no patch (over MAX_PATCH_BYTES): its lines cannot be read, and a
+    # check that needs them must say so rather than see a file with nothing added.
+    patch_omitted: str | None = None
 
     def hunks(self) -> list[Hunk]:
         if not self.patch:
@@ -63,6 +84,8 @@ class ChangedFile:
         return self._side_lines("-")
 
     def _side_lines(self, sign: str) -> list[tuple[int, str]]:
+        if self.patch is None and self.patch_omitted:
+            raise InputRejected(self.path, self.patch_omitted)
         if not self.patch:
             return []
         out: list[tuple[int, str]] = []
@@ -122,7 +145,11 @@ class GitTree:
         self._paths: list[str] | None = None
 
     def read_bytes(self, path: str) -> bytes | None:
-        return self._reader.read(f"{self.sha}:{path.lstrip('/')}")
+        """The file's bytes, None when absent; :class:`InputRejected` over the size bound."""
+        try:
+            return self._reader.read(f"{self.sha}:{path.lstrip('/')}", limit=MAX_TREE_FILE_BYTES)
+        except BlobTooLarge as exc:
+            raise too_large(path, exc.size) from None
 
     def read_text(self, path: str) -> str | None:
         return _decode(self.read_bytes(path))
@@ -144,9 +171,16 @@ class GitTree:
         wanted = [p for p in (paths or []) if self.exists(p)]
         if paths is not None and not wanted:
             return dest
-        archive = run_git(self.repo, ["archive", "--format=tar", self.sha, "--", *wanted])
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(dest, filter="data")
+        # The archive goes to a file, not through this process's memory: a tree holds files
+        # of any size the PR chose (a sandboxed tool may need them, so none is left out).
+        with tempfile.TemporaryDirectory(prefix="prbot-export-") as scratch:
+            archive = Path(scratch) / "tree.tar"
+            run_git(
+                self.repo,
+                ["archive", "--format=tar", "-o", str(archive), self.sha, "--", *wanted],
+            )
+            with tarfile.open(archive) as tar:
+                tar.extractall(dest, filter="data")
         return dest
 
 
@@ -167,7 +201,14 @@ class DirTree:
         target = self._safe(path)
         if target is None or not target.is_file():
             return None
-        return target.read_bytes()
+        size = target.stat().st_size
+        if size > MAX_TREE_FILE_BYTES:
+            raise too_large(path, size)
+        with target.open("rb") as handle:  # bounded even if the file grows meanwhile
+            data = handle.read(MAX_TREE_FILE_BYTES + 1)
+        if len(data) > MAX_TREE_FILE_BYTES:
+            raise too_large(path, len(data))
+        return data
 
     def read_text(self, path: str) -> str | None:
         return _decode(self.read_bytes(path))
@@ -274,7 +315,20 @@ def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFi
         "utf-8", "replace"
     )
     numstat = run_git(repo, ["diff", "--numstat", "-z", "-M", spec]).decode("utf-8", "replace")
-    patch_text = run_git(repo, ["diff", "-M", "--no-color", "--no-ext-diff", spec])
+    # git shows files over the threshold as binary, so a huge file never reaches this
+    # process as text (the whole diff is held in memory); numstat above still counts its lines.
+    patch_text = run_git(
+        repo,
+        [
+            "-c",
+            f"core.bigFileThreshold={MAX_TREE_FILE_BYTES}",
+            "diff",
+            "-M",
+            "--no-color",
+            "--no-ext-diff",
+            spec,
+        ],
+    )
 
     entries: list[tuple[str, str, str | None]] = []  # (status letter, path, previous path)
     parts = raw.split("\0")
@@ -317,12 +371,22 @@ def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFi
     files = []
     for index, (letter, path, previous) in enumerate(entries):
         additions, deletions, binary = counts.get(path, (0, 0, False))
-        patch = None
+        patch = omitted = None
         if index < len(chunks) and not binary:
             chunk = chunks[index]
             start = chunk.find(b"\n@@")
             if start != -1 and len(chunk) <= MAX_PATCH_BYTES:
                 patch = chunk[start + 1 :].decode("utf-8", "replace").rstrip("\n")
+            elif start != -1:
+                omitted = (
+                    f"has a diff of {_megabytes(len(chunk))}, over the "
+                    f"{_megabytes(MAX_PATCH_BYTES)} limit for one file's diff; its lines not read"
+                )
+            elif b"\nBinary files " in chunk:  # text by numstat: over the big-file threshold
+                omitted = (
+                    f"is over the {_megabytes(MAX_TREE_FILE_BYTES)} limit for one file; "
+                    "its diff not read"
+                )
         files.append(
             ChangedFile(
                 path=path,
@@ -332,6 +396,7 @@ def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFi
                 deletions=deletions,
                 patch=patch,
                 binary=binary,
+                patch_omitted=omitted,
             )
         )
     return files

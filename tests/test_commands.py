@@ -1,3 +1,5 @@
+import pytest
+
 from bot.commands import Command, parse_commands
 
 
@@ -41,10 +43,94 @@ def test_slash_inside_a_sentence_is_not_a_command():
     assert parse_commands("see /usr/bin") == []
 
 
-def test_empty_and_none_bodies():
+def test_empty_none_and_odd_bodies():
     assert parse_commands(None) == []
     assert parse_commands("") == []
+    assert parse_commands(42) == [] and parse_commands(["/recheck"]) == []
+    assert parse_commands("\0/recheck\0") == []
 
 
 def test_windows_line_endings():
     assert parse_commands("hi\r\n/recheck now\r\n") == [Command("recheck", "now")]
+
+
+# --- what a reader does not see is never a command (read with a CommonMark parser) ----------
+
+HIDDEN = {
+    "html comment": "Thanks!\n\n<!--\n/recheck\n-->\n",
+    "html comment inline": "Thanks! <!-- \n/recheck\n --> done",
+    "pre block": "<pre>\n/recheck\n</pre>\n",
+    "pre inline": "see this <pre>\n/recheck\n</pre>",
+    "html block": '<div align="right">\n/recheck\n</div>\n',
+    "fence with an info string on its 'closing' line": "```\nx\n``` text\n/recheck\n```\n",
+    "longer fence": "````\n```\n/recheck\n````\n",
+    "lazy continuation of a quote": "> I think we should\n/recheck\n",
+    "nested quote": "> > /recheck\n",
+    "quote in a list item": "- > /recheck\n",
+    "indented code after a paragraph break": "Look:\n\n    /recheck\n",
+    "inline code spanning lines": "`\n/recheck\n`",
+    "a link": "[/recheck](https://example.invalid)",
+    "an image": "![/recheck](x.png)",
+    "a heading": "# /recheck\n",
+    "a setext heading": "/recheck\n---\n",
+    "a table header": "| /recheck | why |\n| --- | --- |\n| a | b |\n",
+    "a table cell": "| command | why |\n| --- | --- |\n| /recheck | b |\n",
+    "prbot's own report": "<!-- prbot:report -->\n<!-- prbot:head=abc -->\n/recheck\n",
+}
+
+
+@pytest.mark.parametrize("body", HIDDEN.values(), ids=HIDDEN.keys())
+def test_a_command_a_reader_does_not_see_never_fires(body):
+    assert parse_commands(body) == []
+
+
+VISIBLE = {
+    "paragraph": ("/recheck", "recheck", ""),
+    "after a quote and a blank line": ("> quoted\n\n/recheck now", "recheck", "now"),
+    "after a closed fence": ("```\ncode\n```\n/recheck", "recheck", ""),
+    "list item": ("- /recheck flaky", "recheck", "flaky"),
+    "ordered list item": ("1. /recheck", "recheck", ""),
+    "second line of a paragraph": ("Thanks for the review\n/recheck", "recheck", ""),
+    "after a hard break": ("Thanks  \n/recheck", "recheck", ""),
+    "emphasised": ("**/recheck** please", "recheck", "please"),
+    "inside a details fold": (
+        "<details>\n<summary>why</summary>\n\n/recheck\n\n</details>",
+        "recheck",
+        "",
+    ),
+    "argument with inline code": ("/recheck `runner-3` died", "recheck", "runner-3 died"),
+}
+
+
+@pytest.mark.parametrize(("body", "name", "argument"), VISIBLE.values(), ids=VISIBLE.keys())
+def test_a_command_a_reader_sees_fires(body, name, argument):
+    assert parse_commands(body) == [Command(name, argument)]
+
+
+HOSTILE_BODIES = {
+    "deep quotes": "> " * 5_000 + "/recheck",
+    "deep lists": "".join("  " * i + "- x\n" for i in range(2_000)) + "/recheck",
+    "brackets": "[" * 60_000,
+    "emphasis": "*a " * 20_000,
+    "backticks": "`" * 60_000,
+    "html": "<a " * 20_000,
+}
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_hostile_bodies_give_an_answer(body):
+    assert parse_commands(body) in ([], [Command("recheck")])
+
+
+def test_a_body_over_githubs_limit_is_not_a_comment():
+    assert parse_commands("/recheck\n" + "x" * 70_000) == []
+
+
+def test_a_command_in_a_wall_of_text_is_not_read():
+    assert parse_commands("/recheck\n" + "[" * 3_000) == []
+    assert parse_commands("[" * 5_000 + "\n\n/recheck") == [Command("recheck")]
+
+
+def test_a_long_reason_is_cut():
+    [command] = parse_commands("/recheck " + "why " * 400)
+    assert command.name == "recheck" and len(command.argument) == 200

@@ -36,3 +36,29 @@ def test_bare_urls_are_not_autolinked():
     out = str(escape_text("see http://evil.example and www.evil.example"))
     assert "http://evil" not in out and "www.evil" not in out
     assert out.replace("\u200d", "") == "see http://evil.example and www.evil.example"
+
+
+def test_truncation_closes_the_fence_and_folds_it_cuts_inside():
+    from bot.markdown import truncate_markdown
+
+    body = "<details><summary>Patch</summary>\n\n````diff\n" + "+ line\n" * 5_000 + "````\n"
+    body += "</details>\n"
+    out = truncate_markdown(body, 2_000, "…cut <here> @team")
+    assert len(out) <= 2_000
+    # The fence is closed by a fence as long as the one that opened it, then the fold.
+    assert out.split("\n")[-6:-2] == ["+ line", "````", "</details>", ""]
+    assert "&lt;here&gt;" in out and "@team" not in out  # the note is escaped too
+
+
+def test_truncation_knows_an_info_string_does_not_close_a_fence():
+    from bot.markdown import truncate_markdown
+
+    text = "```\ncode\n``` not a close\n" + "more code\n" * 500
+    out = truncate_markdown(text, 300, "cut")
+    assert "\n```\n\ncut" in out  # still open at the cut: closed by prbot
+
+
+def test_short_text_is_not_touched():
+    from bot.markdown import truncate_markdown
+
+    assert truncate_markdown("```\nopen", 100, "cut") == "```\nopen"

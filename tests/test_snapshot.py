@@ -68,3 +68,62 @@ def test_dir_tree_export_never_follows_a_link_out_of_the_tree(tmp_path):
     out = DirTree(root).export(tmp_path / "out")
     assert (out / "docs" / "real.md").read_text() == "fine"
     assert not (out / "docs" / "leak.md").exists()
+
+
+# --- bounds: no single file a PR controls can make a check read gigabytes ---------------------
+
+
+def huge_module(megabytes: float = 8.5) -> str:
+    """A Python module just over the reader's bound (8 MB): a thousand very long lines."""
+    line = "    PADDING = " + repr("vllm.v1.attention.backends." * 300) + "\n"
+    return "class _Padding:\n" + line * int(megabytes * 1_000_000 / len(line))
+
+
+def test_tree_readers_refuse_a_file_over_the_bound_and_keep_reading(git_repo):
+    import pytest
+
+    from bot.limits import InputRejected
+
+    base = git_repo.commit({"small.py": "x = 1\n"})
+    head = git_repo.commit({"vllm/big.py": huge_module(), "after.py": "y = 2\n"})
+    snap = snapshot_from_checkout(git_repo.path, base, head)
+    for tree in (snap.head, DirTree(git_repo.path)):
+        with pytest.raises(InputRejected) as caught:
+            tree.read_text("vllm/big.py")
+        assert str(caught.value) == (
+            "`vllm/big.py` is 8.5 MB, over the 8.0 MB limit for one file; not read"
+        )
+        # The reader stays in step after skipping the blob.
+        assert tree.read_text("after.py") == "y = 2\n"
+        assert tree.read_text("small.py") == "x = 1\n"
+    big = next(f for f in snap.files if f.path == "vllm/big.py")
+    assert big.patch is None and not big.binary and big.additions > 1_000
+    assert "over the 8.0 MB limit for one file" in big.patch_omitted
+    with pytest.raises(InputRejected, match="vllm/big.py"):
+        big.added_lines()
+    assert next(f for f in snap.files if f.path == "after.py").added_lines() == [(1, "y = 2")]
+
+
+def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(make_repo, check_context):
+    from gendocs_helpers import REGISTRY, fixture_files
+
+    from bot import rules
+    from bot.checks import Status, all_checks
+    from bot.report import build_report
+
+    repo = make_repo()
+    base = repo.commit(fixture_files(), "base")
+    registry = fixture_files()[REGISTRY]
+    head = repo.commit({REGISTRY: registry + huge_module()}, "grow the registry")
+    snap = snapshot_from_checkout(repo.path, base, head, repo_name="o/r")
+    checks = tuple(c for c in all_checks() if c.name in ("generated_docs", "integration"))
+    report = build_report(snap, rules.load_builtin("vllm"), check_context, checks)
+    sections = {s.check: s for s in report.sections}
+    limit = "over the 8.0 MB limit for one file"
+    integration = sections["integration"]
+    assert integration.status == Status.ERROR
+    assert REGISTRY in integration.summary and limit in integration.summary
+    docs = sections["generated_docs"]
+    messages = [p["message"] for f in docs.findings for p in f["problems"]]
+    assert any(REGISTRY in m and limit in m for m in messages), messages
+    assert docs.status != Status.PASS

@@ -28,14 +28,44 @@ class Status(StrEnum):
     SKIP = "skip"
 
 
-# Worst first: the report's overall status is the worst section status.
+# Worst first: the report's overall status is the worst section status. ``fail`` outranks
+# ``error``: a PR that makes one check crash must not turn another check's failure into
+# something milder (and ``error`` itself never passes; see bot/publish.py).
 STATUS_SEVERITY = {
-    Status.ERROR: 4,
-    Status.FAIL: 3,
+    Status.FAIL: 4,
+    Status.ERROR: 3,
     Status.WARN: 2,
     Status.PASS: 1,
     Status.SKIP: 0,
 }
+
+
+# The last-resort bound on one summary line, applied wherever a Section's summary is set.
+# Checks list names with :func:`join_limited` first; this only catches what they missed.
+MAX_SUMMARY_CHARS = 400
+
+
+def cap_summary(text: object) -> str:
+    """One summary line of at most :data:`MAX_SUMMARY_CHARS`, cut at a word, saying so."""
+    summary = str(text)
+    if len(summary) <= MAX_SUMMARY_CHARS:
+        return summary
+    room = MAX_SUMMARY_CHARS - len(" … (999,999,999 more characters)")
+    cut = summary[:room]
+    space = cut.rfind(" ")
+    if space > room // 2:
+        cut = cut[:space]
+    cut = cut.rstrip(" ,;:")
+    return f"{cut} … ({len(summary) - len(cut):,} more characters)"
+
+
+def join_limited(items: list[str], limit: int = 5, separator: str = ", ") -> str:
+    """``a, b, c and 2,491 more``: at most ``limit`` items, then how many were left out."""
+    shown = separator.join(items[:limit])
+    rest = len(items) - limit
+    # "a, b and 3 more", but "x in y; z in w; and 3 more" where items hold commas.
+    joiner = " " if separator == ", " else separator
+    return f"{shown}{joiner}and {rest:,} more" if rest > 0 else shown
 
 
 @dataclass
@@ -51,6 +81,13 @@ class Section:
     summary: str
     findings: list[dict[str, Any]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Every way a summary is set (the constructor, a check editing it later) is capped,
+        # so no check can fill the comment with one line.
+        if name == "summary":
+            value = cap_summary(value)
+        super().__setattr__(name, value)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
+from bot.checks.base import Check, CheckContext, CheckRules, Section, Status, join_limited
 from bot.snapshot import Snapshot, TreeReader, path_matches
 
 _IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w.]*))")
@@ -230,8 +230,9 @@ def run(snapshot: Snapshot, rules: IntegrationRules, context: CheckContext) -> S
     by_symbol: dict[str, list[str]] = {}
     for finding in findings:
         by_symbol.setdefault(finding["symbol"], []).append(finding["where"])
-    summary = "; ".join(
-        f"{symbol} not yet in {', '.join(wheres)}" for symbol, wheres in by_symbol.items()
+    summary = join_limited(
+        [f"{symbol} not yet in {', '.join(wheres)}" for symbol, wheres in by_symbol.items()],
+        separator="; ",
     )
     return Section("integration", Status.WARN, summary, findings)
 
