@@ -107,12 +107,10 @@ def test_an_sm100_only_backend_gets_the_b200_steps_not_the_h100_one() -> None:
     chosen, dropped = select(PR_41778, declared)
     assert set(chosen) == {"v1-attention-b200", "attention-benchmarks-smoke-b200"}
     assert chosen["v1-attention-b200"].hardware == "b200-k8s"
-    assert "runs only on compute capability 10.x" in chosen["v1-attention-b200"].reason
-    assert chosen["v1-attention-b200"].reason.startswith(
-        f"`{BACKEND}` is under `vllm/v1/attention`"
+    assert chosen["v1-attention-b200"].reason == (
+        f"{BACKEND} is under vllm/v1/attention (+2 more)"
     )
-    assert any(line.startswith("`v1-attention-h100` (h100)") for line in dropped)
-    assert any(line.startswith("`v1-attention-h100-amd` (mi300_1)") for line in dropped)
+    assert sorted(dropped) == ["v1-attention-h100 (h100)", "v1-attention-h100-amd (mi300_1)"]
 
 
 def test_a_step_on_a_machine_that_is_no_gpu_is_never_a_gpu_job() -> None:
@@ -174,7 +172,7 @@ def test_the_mla_decode_benchmark_is_restricted_to_the_touched_backends() -> Non
     )
     assert job.backends == ("TOKENSPEED_MLA",)
     assert job.config.endswith("mla_decode.yaml") and job.hardware == "b200"
-    assert job.reason == f"`{BACKEND}` changed; backends TOKENSPEED_MLA"
+    assert job.reason == f"{BACKEND} changed; backends TOKENSPEED_MLA"
     # No backend touched: a restricted benchmark would measure nothing new.
     assert select_rule_jobs(PR_41778, [MLA_DECODE], touched_backends={}) == []
 

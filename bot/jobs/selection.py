@@ -88,7 +88,7 @@ def hardware_target(
     for path in relevant:
         fact = declared.get(path)
         if fact is None:
-            return HardwareTarget(None, f"`{path}` declares no hardware, so any GPU may run it")
+            return HardwareTarget(None, f"{path} declares no hardware, so any GPU may run it")
         devices |= fact[0]
         descriptions[path] = fact[1]
     reason = "; ".join(dict.fromkeys(descriptions.values()))
@@ -109,7 +109,11 @@ def select_steps(
     target: HardwareTarget,
     gpu_devices: Mapping[str, frozenset[str]],
 ) -> tuple[list[SelectedJob], list[str]]:
-    """Selected smoke steps, and one line for each step hardware ruled out."""
+    """Selected smoke steps, and ``key (device)`` for each step the hardware ruled out.
+
+    Reasons are plain text (the report escapes them); the hardware's own reason is the
+    target's, said once by the caller.
+    """
     selected: list[SelectedJob] = []
     dropped: list[str] = []
     for step in steps:
@@ -130,16 +134,14 @@ def select_steps(
             and _device_known(step.device, gpu_devices)
             and step.device not in target.devices
         ):
-            dropped.append(f"`{step.key}` ({device}): {target.reason}")
+            dropped.append(f"{step.key} ({device})")
             continue
         dependency, path = evidence[0]
         if dependency:
             more = len({p for _, p in evidence}) - 1
-            reason = f"`{path}` is under `{dependency}`" + (f" (+{more} more)" if more else "")
+            reason = f"{path} is under {dependency}" + (f" (+{more} more)" if more else "")
         else:
             reason = "the step has no source_file_dependencies and rules say that means always"
-        if target.devices is not None:
-            reason += f"; {target.reason}"
         selected.append(SelectedJob(step.label, GPU_SMOKE, device, reason, "buildkite", step.key))
     return selected, dropped
 
@@ -171,7 +173,7 @@ def select_rule_jobs(
             )
             if not backends:
                 continue  # a benchmark restricted to no backend measures nothing new
-        reason = f"`{hits[0]}` changed" if hits else "always"
+        reason = f"{hits[0]} changed" if hits else "always"
         if len(hits) > 1:
             reason += f" (+{len(hits) - 1} more)"
         if backends:
