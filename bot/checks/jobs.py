@@ -1,0 +1,280 @@
+"""jobs: the GPU smoke tests and kernel benchmarks this PR needs, and on which machines.
+
+Selection is pure (``bot.jobs.selection``): the repository's own Buildkite step files and
+the registry are read at the PR's **base** (a PR cannot choose its own jobs by editing
+them), the hardware each changed backend declares at its head. Trusted authors' jobs are
+*selected*; anyone else's wait for a maintainer's approval of that head SHA. Dispatching to
+the CI engine and reading results back happen outside the check, in the jobs handlers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
+from bot.jobs.backends import backends_by_file, registered_backends
+from bot.jobs.buildkite_steps import load_steps
+from bot.jobs.hardware import Capability, backend_hardware
+from bot.jobs.selection import (
+    BENCHMARK,
+    GPU_SMOKE,
+    RuleJob,
+    SelectedJob,
+    hardware_target,
+    select_rule_jobs,
+    select_steps,
+)
+from bot.snapshot import Snapshot, path_matches
+
+MAX_STEP_FILES = 200
+AWAITING_APPROVAL = "awaiting_approval"
+SELECTED = "selected"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StepFileRules(_Strict):
+    # The repository's step files, read at base; their keys and devices are kept as they are.
+    files: list[str] = Field(default_factory=lambda: [".buildkite/test_areas/*.yaml"])
+    # prefix: vllm-project/ci-infra's current generator; substring: the older test-pipeline.
+    match: Literal["prefix", "substring"] = "prefix"
+    # What an empty source_file_dependencies list means (the two generators disagree).
+    empty_dependencies: Literal["nothing", "always"] = "nothing"
+    # Step keys (globs) prbot may choose as smoke jobs; nothing else in the pipeline.
+    candidates: list[str] = Field(default_factory=list)
+
+
+class PlatformRules(_Strict):
+    paths: list[str] = Field(min_length=1)
+    devices: list[str] = Field(min_length=1)
+
+
+class HardwareRules(_Strict):
+    # Compute capability -> the CI machine labels that have it ("10.0": [b200, b200-k8s]).
+    capabilities: dict[str, list[str]] = Field(default_factory=dict)
+    # Platforms known by their paths rather than a capability check (ROCm backends ask the
+    # platform at run time): a changed file under these paths runs on these machines only.
+    platforms: dict[str, PlatformRules] = Field(default_factory=dict)
+    # Where a changed file must declare its hardware for the choice to narrow.
+    scope: list[str] = Field(default_factory=list)
+    # Files in scope that carry no kernel code of their own (the registry).
+    neutral: list[str] = Field(default_factory=list)
+
+
+class RegistryRules(_Strict):
+    paths: list[str] = Field(default_factory=list)
+    enums: list[str] = Field(default_factory=list)
+
+
+class RuleJobRules(_Strict):
+    name: str
+    kind: Literal["gpu_smoke", "benchmark"]
+    hardware: str
+    engine: str = "buildkite"
+    run_if_changed: list[str] = Field(default_factory=list)
+    skip_if_only_changed: list[str] = Field(default_factory=list)
+    config: str | None = None
+    per_backend: bool = False
+
+
+class BenchmarkRules(_Strict):
+    runs: int = Field(default=5, ge=2, le=50)  # per side, base and head
+    factor: float = Field(default=0.05, gt=0, lt=1)  # the smallest change called a change
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)  # false-discovery rate across configs
+
+
+class JobsRules(CheckRules):
+    steps: StepFileRules | None = None
+    hardware: HardwareRules = Field(default_factory=HardwareRules)
+    registry: RegistryRules = Field(default_factory=RegistryRules)
+    jobs: list[RuleJobRules] = Field(default_factory=list)
+    benchmark: BenchmarkRules = Field(default_factory=BenchmarkRules)
+
+
+def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:
+    prefixes = {glob.split("*", 1)[0].rsplit("/", 1)[0] for glob in rules.files}
+    paths = sorted(
+        {
+            path
+            for prefix in prefixes
+            for path in snapshot.base.list_paths(prefix)
+            if any(path_matches(path, glob) for glob in rules.files)
+        }
+    )
+    problems = []
+    if len(paths) > MAX_STEP_FILES:
+        problems.append(f"{len(paths)} step files; the first {MAX_STEP_FILES} were read")
+        paths = paths[:MAX_STEP_FILES]
+    texts = [(path, snapshot.base.read_text(path) or "") for path in paths]
+    steps, trouble = load_steps(texts)
+    return steps, problems + trouble
+
+
+def _declared_hardware(
+    snapshot: Snapshot, rules: HardwareRules, paths: list[str]
+) -> tuple[dict[str, tuple[frozenset[str], str] | None], list[str]]:
+    known = [Capability.parse(text) for text in rules.capabilities]
+    devices_of = {Capability.parse(k): frozenset(v) for k, v in rules.capabilities.items()}
+    declared: dict[str, tuple[frozenset[str], str] | None] = {}
+    problems: list[str] = []
+    for path in paths:
+        if not path.endswith(".py") or not any(path_matches(path, g) for g in rules.scope):
+            continue
+        platform = next(
+            (
+                (name, rule)
+                for name, rule in rules.platforms.items()
+                if any(path_matches(path, glob) for glob in rule.paths)
+            ),
+            None,
+        )
+        if platform is not None:
+            name, rule = platform
+            declared[path] = (frozenset(rule.devices), f"{path} is {name} code")
+            continue
+        text = snapshot.head.read_text(path)
+        if text is None:
+            declared[path] = None  # removed: its hardware is no one's target
+            continue
+        found, trouble = backend_hardware(text, path, known)
+        problems.extend(trouble)
+        if not found:
+            declared[path] = None
+            continue
+        devices = frozenset().union(*(devices_of[cap] for hw in found for cap in hw.capabilities))
+        declared[path] = (devices, "; ".join(hw.describe() for hw in found))
+    return declared, problems
+
+
+def _touched_backends(
+    snapshot: Snapshot, rules: RegistryRules
+) -> tuple[dict[str, list[str]], list[str]]:
+    backends, problems = [], []
+    for path in rules.paths:
+        text = snapshot.head.read_text(path)
+        if text is None:
+            continue
+        found, trouble = registered_backends(text, path, rules.enums)
+        backends.extend(found)
+        problems.extend(trouble)
+    return backends_by_file(backends), problems
+
+
+def _finding(job: SelectedJob, status: str) -> dict[str, Any]:
+    return {
+        "name": job.name,
+        "kind": job.kind,
+        "hardware": job.hardware,
+        "reason": job.reason,
+        "status": status,
+        "engine": job.engine,
+        "url": None,
+        "step_key": job.step_key,
+        "backends": list(job.backends),
+        "config": job.config,
+    }
+
+
+def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
+    if rules.steps is None and not rules.jobs:
+        return Section("jobs", Status.SKIP, "no GPU jobs are configured")
+    paths = sorted(
+        {f.path for f in snapshot.files}
+        | {f.previous_path for f in snapshot.files if f.previous_path}
+    )
+    if not paths:
+        return Section("jobs", Status.SKIP, "no changed files")
+    problems: list[str] = []
+    declared, trouble = _declared_hardware(snapshot, rules.hardware, paths)
+    problems += trouble
+    target = hardware_target(
+        paths, declared, scope=rules.hardware.scope, neutral=rules.hardware.neutral
+    )
+    selected: list[SelectedJob] = []
+    dropped: list[str] = []
+    if rules.steps is not None:
+        steps, trouble = _read_steps(snapshot, rules.steps)
+        problems += trouble
+        gpu_devices = {k: frozenset(v) for k, v in rules.hardware.capabilities.items()}
+        for name, platform in rules.hardware.platforms.items():
+            gpu_devices[name] = frozenset(platform.devices)
+        selected, dropped = select_steps(
+            paths,
+            steps,
+            candidates=rules.steps.candidates,
+            mode=rules.steps.match,
+            empty=rules.steps.empty_dependencies,
+            target=target,
+            gpu_devices=gpu_devices,
+        )
+    touched, trouble = _touched_backends(snapshot, rules.registry)
+    problems += trouble
+    for job in rules.jobs:
+        # A benchmark on one machine measures only the backends that can run there.
+        runnable = {
+            path: names
+            for path, names in touched.items()
+            if declared.get(path) is None or job.hardware in declared[path][0]  # type: ignore[index]
+        }
+        rule_job = RuleJob(
+            job.name,
+            job.kind,
+            job.hardware,
+            job.engine,
+            tuple(job.run_if_changed),
+            tuple(job.skip_if_only_changed),
+            job.config,
+            job.per_backend,
+        )
+        selected += select_rule_jobs(paths, [rule_job], touched_backends=runnable)
+    if not selected:
+        return Section(
+            "jobs",
+            Status.SKIP,
+            "no GPU job needed",
+            data={"dropped": dropped, "problems": problems, "target": target.reason},
+        )
+    status = SELECTED if snapshot.trusted else AWAITING_APPROVAL
+    findings = [_finding(job, status) for job in selected]
+    smoke = sum(job.kind == GPU_SMOKE for job in selected)
+    benchmarks = sum(job.kind == BENCHMARK for job in selected)
+    counts = ", ".join(
+        part
+        for part in (
+            f"{smoke} smoke test{'s' if smoke != 1 else ''}" if smoke else "",
+            f"{benchmarks} benchmark{'s' if benchmarks != 1 else ''}" if benchmarks else "",
+        )
+        if part
+    )
+    machines = ", ".join(dict.fromkeys(job.hardware for job in selected))
+    if status == AWAITING_APPROVAL:
+        summary = f"{counts} on {machines}, awaiting a maintainer's approval of this head"
+        section_status = Status.WARN
+    else:
+        summary = f"{counts} selected on {machines}"
+        section_status = Status.PASS
+    return Section(
+        "jobs",
+        section_status,
+        summary,
+        findings,
+        data={
+            "dropped": dropped,
+            "problems": problems,
+            "target": target.reason if target.devices is not None else "",
+        },
+    )
+
+
+CHECK = Check(
+    name="jobs",
+    title="GPU jobs",
+    run=run,
+    rules_model=JobsRules,
+    order=60,
+    template="checks/jobs.md.j2",
+)

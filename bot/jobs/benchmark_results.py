@@ -1,0 +1,69 @@
+"""vLLM's attention-benchmark JSON (``benchmark.py --output-json``) as samples to compare.
+
+The file is a list with one object per (backend, batch spec, swept parameter): ``config``
+(the benchmark configuration), ``mean_time``/``std_time``/``min_time``/``max_time`` in seconds
+and ``error``. A failed configuration has ``mean_time: inf`` or an ``error``. There are no raw
+samples in it, so the comparison takes each run's ``mean_time`` as one observation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+
+# The fields that name a configuration; everything else in ``config`` that differs between
+# entries of one file (a swept model parameter) is added to the label.
+_NAMING = ("backend", "batch_spec")
+MAX_RESULT_BYTES = 20_000_000
+
+
+class ResultError(ValueError):
+    """A results file that cannot be read; ``str()`` says why in one line."""
+
+
+def parse_results(text: str | bytes, source: str = "results") -> dict[str, float]:
+    """``{config label: mean_time}`` from one run's JSON (inf for a failed configuration)."""
+    if len(text) > MAX_RESULT_BYTES:
+        raise ResultError(f"{source}: over {MAX_RESULT_BYTES // 1_000_000} MB")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ResultError(f"{source}: not JSON ({exc.__class__.__name__})") from None
+    if not isinstance(data, list):
+        raise ResultError(f"{source}: expected a list of results")
+    entries = [entry for entry in data if isinstance(entry, dict)]
+    configs = [
+        entry.get("config") if isinstance(entry.get("config"), dict) else {} for entry in entries
+    ]
+    varying = sorted(
+        key
+        for key in {k for config in configs for k in config}
+        if key not in _NAMING
+        and len({json.dumps(config.get(key), sort_keys=True, default=str) for config in configs})
+        > 1
+    )
+    times: dict[str, float] = {}
+    for entry, config in zip(entries, configs, strict=True):
+        label = " ".join(str(config.get(key, "?")) for key in _NAMING)
+        extras = [f"{key}={config.get(key)}" for key in varying]
+        if extras:
+            label += f" ({', '.join(extras)})"
+        value = entry.get("mean_time")
+        failed = entry.get("error") or not isinstance(value, int | float) or isinstance(value, bool)
+        times[label] = math.inf if failed else float(value)
+    return times
+
+
+def samples_from_runs(
+    base_runs: Sequence[dict[str, float]], head_runs: Sequence[dict[str, float]]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Per configuration, the base and head times of every run (a missing one counts as failed)."""
+    labels: list[str] = []
+    for run in [*base_runs, *head_runs]:
+        labels.extend(label for label in run if label not in labels)
+
+    def column(runs: Iterable[dict[str, float]], label: str) -> list[float]:
+        return [run.get(label, math.inf) for run in runs]
+
+    return {label: (column(base_runs, label), column(head_runs, label)) for label in labels}

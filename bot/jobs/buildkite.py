@@ -1,0 +1,113 @@
+"""Buildkite over its REST API (httpx): create a build for a PR head, read jobs and artifacts.
+
+The build is created as vLLM's ``/ci run`` comment creates it: the commit and branch, the
+``pull_request_*`` fields, ``VLLM_CI_ONLY_STEP_KEYS`` (a JSON list) so only the selected
+steps and their dependencies run, and ``meta_data`` naming prbot's job so results can be
+matched back. The API token goes in the Authorization header and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from bot.jobs.engines import Artifact, BuildRef, BuildRequest, EngineError, JobState, register
+
+DEFAULT_API_URL = "https://api.buildkite.com"
+
+
+@register("buildkite")
+class BuildkiteEngine:
+    name = "buildkite"
+
+    def __init__(
+        self,
+        *,
+        organization: str,
+        pipeline: str,
+        token: str,
+        api_url: str = DEFAULT_API_URL,
+        client: httpx.Client | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.base = f"{api_url.rstrip('/')}/v2/organizations/{organization}/pipelines/{pipeline}"
+        self._client = client or httpx.Client(timeout=timeout)
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+
+    def _call(self, method: str, url: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+        try:
+            response = self._client.request(method, url, headers=self._headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise EngineError(f"Buildkite could not be reached: {exc.__class__.__name__}") from None
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("message")
+            except ValueError:
+                message = None
+            raise EngineError(
+                f"Buildkite answered {response.status_code}: {message or 'no message'}"
+            )
+        return response
+
+    def create_build(self, request: BuildRequest) -> BuildRef:
+        env = dict(request.env)
+        env["VLLM_CI_ONLY_STEP_KEYS"] = json.dumps(list(request.step_keys))
+        body = {
+            "commit": request.head_sha,
+            "branch": request.branch,
+            "message": request.message,
+            "env": env,
+            "meta_data": dict(request.meta_data),
+            "pull_request_id": request.pr_number,
+            "pull_request_base_branch": request.base_branch,
+            "pull_request_repository": f"https://github.com/{request.repo}.git",
+            "pull_request_labels": list(request.labels),
+            "ignore_pipeline_branch_filters": True,
+        }
+        data = self._call("POST", f"{self.base}/builds", json=body).json()
+        return BuildRef(
+            "buildkite", str(data["id"]), data.get("number"), str(data.get("web_url", ""))
+        )
+
+    def jobs(self, build: BuildRef) -> list[JobState]:
+        data = self._call("GET", f"{self.base}/builds/{build.number}").json()
+        states = []
+        for job in data.get("jobs") or []:
+            if job.get("type") != "script":
+                continue
+            artifacts: tuple[Artifact, ...] = ()
+            if job.get("state") in ("passed", "failed", "timed_out"):
+                listed = self._call(
+                    "GET", f"{self.base}/builds/{build.number}/jobs/{job['id']}/artifacts"
+                ).json()
+                artifacts = tuple(
+                    Artifact(
+                        str(a["id"]),
+                        str(a["filename"]),
+                        int(a.get("file_size") or 0),
+                        str(a["download_url"]),
+                    )
+                    for a in listed
+                )
+            states.append(
+                JobState(
+                    job.get("step_key"),
+                    str(job.get("state")),
+                    str(job.get("web_url", "")),
+                    str(job["id"]),
+                    artifacts,
+                )
+            )
+        return states
+
+    def download(self, artifact: Artifact, *, limit: int) -> bytes:
+        if artifact.size > limit:
+            raise EngineError(
+                f"artifact {artifact.filename} is {artifact.size} bytes, over {limit}"
+            )
+        # Buildkite answers with a redirect to its storage; the URL came from its own API.
+        response = self._call("GET", artifact.download_url, follow_redirects=True)
+        if len(response.content) > limit:
+            raise EngineError(f"artifact {artifact.filename} is over {limit} bytes")
+        return response.content

@@ -1,0 +1,94 @@
+"""The one interface every CI engine implements, and the registry that names them.
+
+prbot never schedules GPUs itself: it asks the engine the repository already uses to build
+one head with the selected steps, then reads job states and artifacts back. Adding an engine
+is one module that implements :class:`Engine` and registers a factory in :data:`ENGINES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# The environment a build may receive. Anything else (a token, a key path, prbot's own
+# settings) never leaves prbot: the engine's builds run PR code.
+ALLOWED_BUILD_ENV = frozenset(
+    {"VLLM_CI_ONLY_STEP_KEYS", "PRBOT_JOB_ID", "PRBOT_BENCHMARK_BACKENDS"}
+)
+
+
+class EngineError(RuntimeError):
+    """The engine refused or could not be reached; ``str()`` is one line for the report."""
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    repo: str  # owner/name
+    pr_number: int
+    head_sha: str
+    branch: str
+    base_branch: str
+    message: str
+    step_keys: tuple[str, ...]
+    meta_data: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unexpected = sorted(set(self.env) - ALLOWED_BUILD_ENV)
+        if unexpected:
+            raise ValueError(f"build env may not carry {', '.join(unexpected)}")
+
+
+@dataclass(frozen=True)
+class BuildRef:
+    engine: str
+    id: str
+    number: int | None
+    web_url: str
+
+
+@dataclass(frozen=True)
+class Artifact:
+    id: str
+    filename: str
+    size: int
+    download_url: str
+
+
+@dataclass(frozen=True)
+class JobState:
+    step_key: str | None
+    state: str  # the engine's word: scheduled, running, passed, failed, timed_out, ...
+    web_url: str
+    job_id: str
+    artifacts: tuple[Artifact, ...] = ()
+
+
+class Engine(Protocol):
+    name: str
+
+    def create_build(self, request: BuildRequest) -> BuildRef: ...
+
+    def jobs(self, build: BuildRef) -> list[JobState]: ...
+
+    def download(self, artifact: Artifact, *, limit: int) -> bytes: ...
+
+
+EngineFactory = Callable[..., Engine]
+ENGINES: dict[str, EngineFactory] = {}
+
+
+def register(name: str) -> Callable[[EngineFactory], EngineFactory]:
+    def decorate(factory: EngineFactory) -> EngineFactory:
+        ENGINES[name] = factory
+        return factory
+
+    return decorate
+
+
+def make_engine(name: str, **settings: Any) -> Engine:
+    if name not in ENGINES:
+        raise EngineError(f"no CI engine {name!r} (known: {', '.join(sorted(ENGINES))})")
+    return ENGINES[name](**settings)

@@ -1,0 +1,271 @@
+"""A local Buildkite for tests and ``prbot demo``: the REST subset prbot uses, over real HTTP.
+
+    with FakeBuildkite(token="bk-api", webhook_url=..., webhook_token="bk-hook") as bk:
+        engine = BuildkiteEngine(organization="acme", pipeline="ci", token="bk-api",
+                                 api_url=bk.url)
+        ref = engine.create_build(request)            # one job per VLLM_CI_ONLY_STEP_KEYS key
+        bk.finish_job(ref.number, "v1-attention-b200", "passed",
+                      artifacts={"results.json": b"[...]"})   # sends a signed job.finished
+
+Builds are created with the fields vLLM's ``/ci run`` sends; artifacts download through a
+redirect, as Buildkite's do. Every request is counted, so tests can assert "one create per
+selected build, none on a replay".
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from bot.jobs.buildkite_webhook import sign
+
+FINISHED = ("passed", "failed", "timed_out", "canceled")
+
+
+@dataclass
+class FakeJob:
+    id: str
+    step_key: str
+    state: str = "scheduled"
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class FakeBuild:
+    id: str
+    number: int
+    body: dict[str, Any]
+    jobs: list[FakeJob]
+    state: str = "scheduled"
+
+    def to_json(self, base: str, web: str) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "number": self.number,
+            "state": self.state,
+            "blocked": False,
+            "commit": self.body.get("commit"),
+            "branch": self.body.get("branch"),
+            "message": self.body.get("message"),
+            "env": self.body.get("env", {}),
+            "meta_data": self.body.get("meta_data", {}),
+            "url": f"{base}/builds/{self.number}",
+            "web_url": f"{web}/builds/{self.number}",
+            "pull_request": {
+                "id": str(self.body.get("pull_request_id")),
+                "base": self.body.get("pull_request_base_branch"),
+                "repository": self.body.get("pull_request_repository"),
+            },
+            "jobs": [
+                {
+                    "id": job.id,
+                    "type": "script",
+                    "step_key": job.step_key,
+                    "state": job.state,
+                    "web_url": f"{web}/builds/{self.number}#{job.id}",
+                }
+                for job in self.jobs
+            ],
+        }
+
+
+class FakeBuildkite:
+    """Buildkite's REST subset for one organization and pipeline, on 127.0.0.1."""
+
+    def __init__(
+        self,
+        *,
+        token: str = "bk-api-token",
+        organization: str = "acme",
+        pipeline: str = "ci",
+        webhook_url: str | None = None,
+        webhook_token: str = "bk-webhook-token",
+    ) -> None:
+        self.token, self.organization, self.pipeline = token, organization, pipeline
+        self.webhook_url, self.webhook_token = webhook_url, webhook_token
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.lock = threading.RLock()
+        self.builds: dict[int, FakeBuild] = {}
+        self.blobs: dict[str, bytes] = {}
+        self.calls: list[tuple[str, str]] = []
+        self.deliveries: list[int] = []  # status codes prbot answered to each webhook
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pipeline_path(self) -> str:
+        return f"/v2/organizations/{self.organization}/pipelines/{self.pipeline}"
+
+    # --- the HTTP side
+    def _app(self) -> FastAPI:
+        app = FastAPI()
+        base = self.pipeline_path
+        web = f"{self.url}/web/{self.organization}/{self.pipeline}"
+
+        def authorized(request: Request) -> bool:
+            return request.headers.get("authorization") == f"Bearer {self.token}"
+
+        @app.middleware("http")
+        async def count(request: Request, call_next):  # noqa: ANN001, ANN202
+            with self.lock:
+                self.calls.append((request.method, request.url.path))
+            if request.url.path.startswith("/v2/") and not authorized(request):
+                return JSONResponse({"message": "Authentication required"}, status_code=401)
+            return await call_next(request)
+
+        @app.post(f"{base}/builds")
+        async def create_build(request: Request) -> Response:
+            body = await request.json()
+            keys = json.loads((body.get("env") or {}).get("VLLM_CI_ONLY_STEP_KEYS") or "[]")
+            with self.lock:
+                number = len(self.builds) + 1
+                build = FakeBuild(
+                    str(uuid.uuid4()),
+                    number,
+                    body,
+                    [FakeJob(str(uuid.uuid4()), key) for key in keys],
+                )
+                self.builds[number] = build
+                return JSONResponse(build.to_json(self.url + base, web), status_code=201)
+
+        @app.get(f"{base}/builds/{{number}}")
+        def get_build(number: int) -> Response:
+            with self.lock:
+                build = self.builds.get(number)
+                if build is None:
+                    return JSONResponse({"message": "No build found"}, status_code=404)
+                return JSONResponse(build.to_json(self.url + base, web))
+
+        @app.get(f"{base}/builds/{{number}}/jobs/{{job_id}}/artifacts")
+        def list_artifacts(number: int, job_id: str) -> Response:
+            with self.lock:
+                build = self.builds.get(number)
+                job = next((j for j in build.jobs if j.id == job_id), None) if build else None
+                if job is None:
+                    return JSONResponse({"message": "No job found"}, status_code=404)
+                return JSONResponse(job.artifacts)
+
+        @app.get("/artifacts/{artifact_id}/download")
+        def download(artifact_id: str) -> Response:
+            # Buildkite redirects to its storage, on another host in real life.
+            return RedirectResponse(f"{self.url}/storage/{artifact_id}", status_code=302)
+
+        @app.get("/storage/{artifact_id}")
+        def storage(artifact_id: str) -> Response:
+            with self.lock:
+                blob = self.blobs.get(artifact_id)
+            if blob is None:
+                return Response(status_code=404)
+            return Response(blob, media_type="application/octet-stream")
+
+        return app
+
+    # --- lifecycle
+    def start(self) -> FakeBuildkite:
+        config = uvicorn.Config(self._app(), lifespan="off", log_level="warning", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the Buildkite test server did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+        self._socket.close()
+
+    def __enter__(self) -> FakeBuildkite:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- what tests do
+    def creates(self) -> list[dict[str, Any]]:
+        """The bodies of every build created, in order."""
+        with self.lock:
+            return [build.body for build in self.builds.values()]
+
+    def count_calls(self, method: str | None = None, path_suffix: str = "") -> int:
+        with self.lock:
+            return sum(
+                1
+                for m, path in self.calls
+                if (method is None or m == method) and path.endswith(path_suffix)
+            )
+
+    def finish_job(
+        self,
+        number: int,
+        step_key: str,
+        state: str = "passed",
+        *,
+        artifacts: dict[str, bytes] | None = None,
+        deliver: bool = True,
+    ) -> dict[str, Any]:
+        """Finish one job (its artifacts stored) and send the signed ``job.finished``."""
+        with self.lock:
+            build = self.builds[number]
+            job = next(j for j in build.jobs if j.step_key == step_key)
+            job.state = state
+            for filename, blob in (artifacts or {}).items():
+                artifact_id = str(uuid.uuid4())
+                self.blobs[artifact_id] = blob
+                job.artifacts.append(
+                    {
+                        "id": artifact_id,
+                        "filename": filename,
+                        "file_size": len(blob),
+                        "download_url": f"{self.url}/artifacts/{artifact_id}/download",
+                    }
+                )
+            if all(j.state in FINISHED for j in build.jobs):
+                failed = any(j.state != "passed" for j in build.jobs)
+                build.state = "failed" if failed else "passed"
+            else:
+                build.state = "running"
+            base = self.url + self.pipeline_path
+            payload = {
+                "event": "job.finished",
+                "build": build.to_json(base, f"{self.url}/web"),
+                "job": {"id": job.id, "state": job.state, "step_key": job.step_key},
+            }
+        if deliver:
+            self.deliver("job.finished", payload)
+        return payload
+
+    def deliver(self, event: str, payload: dict[str, Any], *, timestamp: int | None = None) -> int:
+        """POST a signed webhook to ``webhook_url``; returns the status prbot answered."""
+        if self.webhook_url is None:
+            raise RuntimeError("FakeBuildkite has no webhook_url")
+        body = json.dumps(payload).encode()
+        stamp = int(time.time()) if timestamp is None else timestamp
+        headers = {
+            "Content-Type": "application/json",
+            "X-Buildkite-Event": event,
+            "X-Buildkite-Signature": sign(body, self.webhook_token, stamp),
+        }
+        status = httpx.post(self.webhook_url, content=body, headers=headers, timeout=10).status_code
+        with self.lock:
+            self.deliveries.append(status)
+        return status

@@ -1,0 +1,82 @@
+"""Buildkite webhook authenticity and parsing: token, signature, stale timestamps, odd bodies."""
+
+import json
+
+import pytest
+
+from bot.jobs.buildkite_webhook import BuildkiteWebhookError, parse_event, sign, verify
+
+TOKEN = "bk-webhook-token"
+NOW = 1_800_000_000
+BODY = json.dumps(
+    {
+        "event": "job.finished",
+        "build": {
+            "id": "0190-build",
+            "number": 17,
+            "state": "running",
+            "blocked": False,
+            "meta_data": {"prbot-job": "42"},
+            "web_url": "https://buildkite.com/acme/ci/builds/17",
+        },
+        "job": {"id": "0190-job", "state": "passed", "step_key": "v1-attention-b200"},
+    }
+).encode()
+
+
+def test_a_signed_delivery_verifies_with_any_configured_token() -> None:
+    headers = {"X-Buildkite-Signature": sign(BODY, TOKEN, NOW)}
+    verify(headers, BODY, (TOKEN,), now=NOW)
+    verify(headers, BODY, ("old-token", TOKEN), now=NOW + 10)
+    verify(headers, BODY, (TOKEN, "old-token"), now=NOW + 10)
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({"X-Buildkite-Signature": sign(BODY, "wrong", NOW)}, "does not match"),
+        ({"X-Buildkite-Signature": sign(BODY + b" ", TOKEN, NOW)}, "does not match"),
+        ({"X-Buildkite-Signature": sign(BODY, TOKEN, NOW - 301)}, "stale"),
+        ({"X-Buildkite-Signature": sign(BODY, TOKEN, NOW + 301)}, "stale"),
+        ({"X-Buildkite-Signature": "timestamp=x,signature=y"}, "malformed"),
+        ({"X-Buildkite-Token": "wrong"}, "does not match"),
+        ({}, "no X-Buildkite-Token"),
+    ],
+)
+def test_bad_proofs_are_401(headers: dict, message: str) -> None:
+    with pytest.raises(BuildkiteWebhookError) as refused:
+        verify(headers, BODY, (TOKEN,), now=NOW)
+    assert refused.value.status == 401 and message in str(refused.value)
+
+
+def test_the_plain_token_header_verifies() -> None:
+    verify({"x-buildkite-token": TOKEN}, BODY, (TOKEN,), now=NOW)
+
+
+def test_no_configured_token_refuses_everything() -> None:
+    with pytest.raises(BuildkiteWebhookError):
+        verify({"X-Buildkite-Token": ""}, BODY, (), now=NOW)
+
+
+def test_job_finished_is_parsed_with_a_stable_dedupe_key() -> None:
+    event = parse_event({"X-Buildkite-Event": "job.finished"}, BODY)
+    assert event is not None
+    assert (event.build_id, event.build_number, event.job_state) == ("0190-build", 17, "passed")
+    assert event.step_key == "v1-attention-b200" and event.meta_data == {"prbot-job": "42"}
+    again = parse_event({"X-Buildkite-Event": "job.finished"}, BODY)
+    assert again.dedupe_key == event.dedupe_key == "buildkite:job.finished:0190-job:passed"
+
+
+def test_build_finished_may_be_blocked_and_carries_no_jobs() -> None:
+    body = json.dumps({"build": {"id": "b", "state": "passed", "blocked": True}}).encode()
+    event = parse_event({"X-Buildkite-Event": "build.finished"}, body)
+    assert event.blocked and event.job_id is None
+    assert event.dedupe_key == "buildkite:build.finished:b:passed"
+
+
+def test_ignored_and_malformed_events() -> None:
+    assert parse_event({"X-Buildkite-Event": "ping"}, b"{}") is None
+    for body in (b"not json", b'{"build": null}', b'{"build": {"id": 7}}', b"[" * 100_000):
+        with pytest.raises(BuildkiteWebhookError) as refused:
+            parse_event({"X-Buildkite-Event": "build.finished"}, body)
+        assert refused.value.status == 400

@@ -1,0 +1,159 @@
+"""The jobs section on a vLLM-shaped git repository: the model case and its neighbours."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bot import rules
+from bot.checks import jobs as jobs_check
+from bot.report import Report, render_markdown, run_check
+from bot.snapshot import snapshot_from_checkout
+
+# Written for these tests, in the shape of vLLM's files.
+STEPS = """
+group: Attention
+steps:
+- label: ":nvidia: (H100) V1 Attention"
+  key: v1-attention-h100-mi300
+  device: h100
+  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]
+  mirror:
+    amd:
+      device: mi300_1
+      source_file_dependencies: [vllm/platforms/rocm.py]
+- label: ":nvidia: (B200) V1 Attention"
+  key: v1-attention-b200
+  device: b200-k8s
+  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]
+- label: ":nvidia: (H200) Entrypoints"
+  key: entrypoints
+  device: h200_18gb
+  source_file_dependencies: [vllm/]
+"""
+REGISTRY = """from enum import Enum
+
+
+class AttentionBackendEnum(Enum):
+    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"
+"""
+NEW_MEMBER = """    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"
+"""
+
+
+def backend(condition: str) -> str:
+    return (
+        "class FastMLABackend(MLACommonBackend):\n"
+        "    @classmethod\n"
+        "    def supports_compute_capability(cls, capability: DeviceCapability) -> bool:\n"
+        f"        return {condition}\n"
+    )
+
+
+BASE = {
+    ".buildkite/test_areas/attention.yaml": STEPS,
+    "vllm/v1/attention/backends/registry.py": REGISTRY,
+    "vllm/v1/attention/backends/flash_attn.py": "class FlashAttentionBackend:\n    pass\n",
+    "setup.py": "",
+}
+
+
+def section_for(repo, condition: str, *, trusted: bool = True):
+    base = repo.commit(BASE, "base")
+    head = repo.commit(
+        {
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend(condition),
+            "vllm/v1/attention/backends/registry.py": REGISTRY + NEW_MEMBER,
+        },
+        "add FAST_MLA",
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = dataclasses.replace(snapshot, trusted=trusted)
+    ruleset = rules.load_builtin("vllm")
+    return snapshot, run_check(jobs_check.CHECK, snapshot, ruleset, None)
+
+
+def by_name(section) -> dict[str, dict]:
+    return {finding["name"]: finding for finding in section.findings}
+
+
+def test_an_sm100_only_backend_gets_the_b200_smoke_step_and_its_mla_decode_benchmark(
+    make_repo,
+) -> None:
+    _, section = section_for(make_repo("vllm"), "capability.major == 10")
+    found = by_name(section)
+    assert set(found) == {":nvidia: (B200) V1 Attention", "MLA decode benchmark"}
+    smoke = found[":nvidia: (B200) V1 Attention"]
+    assert (smoke["kind"], smoke["hardware"], smoke["step_key"]) == (
+        "gpu_smoke",
+        "b200-k8s",
+        "v1-attention-b200",
+    )
+    bench = found["MLA decode benchmark"]
+    assert bench["kind"] == "benchmark" and bench["backends"] == ["FAST_MLA"]
+    assert bench["config"] == "benchmarks/attention_benchmarks/configs/mla_decode.yaml"
+    assert {f["status"] for f in section.findings} == {"selected"}
+    assert section.status == "pass"
+    assert section.data["target"] == "FastMLABackend runs only on compute capability 10.x"
+    assert "v1-attention-h100-mi300 (h100)" in section.data["dropped"]
+    # The contract's fields are all there.
+    assert all(
+        {"name", "kind", "hardware", "reason", "status", "engine", "url"} <= set(f)
+        for f in section.findings
+    )
+
+
+def test_an_h100_capable_backend_is_not_b200_only(make_repo) -> None:
+    _, section = section_for(make_repo("vllm"), "capability.major in [9, 10]")
+    machines = {f["hardware"] for f in section.findings if f["kind"] == "gpu_smoke"}
+    assert {"h100", "b200-k8s"} <= machines
+
+
+def test_an_untrusted_author_waits_for_approval(make_repo) -> None:
+    snapshot, section = section_for(make_repo("vllm"), "capability.major == 10", trusted=False)
+    assert section.status == "warn"
+    assert {f["status"] for f in section.findings} == {"awaiting_approval"}
+    assert "awaiting a maintainer's approval" in section.summary
+    report = Report(snapshot.repo, snapshot.number, snapshot.head_sha, snapshot.base_sha)
+    report.sections.append(section)
+    text = render_markdown(report)
+    assert "⏸️ awaiting approval" in text and "a new push needs a new approval" in text
+
+
+def test_step_files_are_read_at_base_so_a_pr_cannot_choose_its_jobs(make_repo) -> None:
+    repo = make_repo("vllm")
+    base = repo.commit(BASE, "base")
+    head = repo.commit(
+        {
+            ".buildkite/test_areas/attention.yaml": STEPS.replace(
+                "v1-attention-b200", "v1-attention-sneaky"
+            ),
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10"),
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    keys = {f["step_key"] for f in section.findings if f["step_key"]}
+    assert keys == {"v1-attention-b200"}
+
+
+def test_default_rules_configure_no_jobs(make_repo) -> None:
+    repo = make_repo("plain")
+    base = repo.commit({"a.py": "x = 1\n"})
+    head = repo.commit({"a.py": "x = 2\n"})
+    snapshot = snapshot_from_checkout(repo.path, base, head)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("default"), None)
+    assert (section.status, section.summary) == ("skip", "no GPU jobs are configured")
+
+
+def test_a_broken_step_file_is_a_problem_not_a_crash(make_repo) -> None:
+    repo = make_repo("vllm")
+    base = repo.commit({**BASE, ".buildkite/test_areas/broken.yaml": "steps: ["}, "base")
+    head = repo.commit(
+        {"vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10")}
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    assert section.status == "pass"
+    assert section.data["problems"] == [
+        "`.buildkite/test_areas/broken.yaml` is not valid YAML (line 1)"
+    ]
