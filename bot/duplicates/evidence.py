@@ -41,6 +41,7 @@ _EVIDENCE_ORDER = (
     "overlapping edits",
     "",  # "N of M changed files shared"
     "both mention",
+    "both name ticket",
     "similar title",
     "similar added code",
     "opened",

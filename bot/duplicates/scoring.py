@@ -45,11 +45,18 @@ WEIGHTS = {
     "distinct_identifiers": -1.5,
     "code_disagrees": -0.8,
     "revert_pair": -2.5,
+    "distinct_references": 0.0,
     "closeness": 0.4,
 }
 # The CLI sweep lists anything above this (ranking is what matters there); the report
 # lists from ScoringConfig.min_score.
 SWEEP_MIN_SCORE = 0.05
+# PR numbers apart at which closeness falls to 1/e when there are no dates.
+NUMBER_SCALE = 200
+# A PR naming more issues or PRs than this is a list (a rollup): one of them links weakly.
+MAX_LINKS = 5
+# Text-only likely duplicates must share at least this much wording, in rare-word units.
+SPECIFIC_WORDS = 1.5
 # Two hunks this many lines apart still collide in a merge (and usually in review).
 HUNK_SLACK = 3
 
@@ -199,27 +206,53 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
         signals["claimed_issue"] = 1.0
         evidence.append(Evidence.text("both fix ", *_refs(shared_claims[:3])))
     if other.number in (a.claimed | a.mentioned) or a.number in (other.claimed | other.mentioned):
-        signals["direct_link"] = 1.0
+        # One name in a list of many (a rollup, "Fixed tickets | #1 #2 ... #9") links weakly.
+        listing = max(len(a.claimed | a.mentioned), len(other.claimed | other.mentioned))
+        signals["direct_link"] = 1.0 if listing <= MAX_LINKS else 0.3
         if other.number in (a.claimed | a.mentioned):
             evidence.append(Evidence.text("this PR mentions it"))
         else:
             evidence.append(Evidence.text(("ref", other.number), " mentions this PR"))
     shared_mentions = sorted((a.mentioned | a.claimed) & (other.mentioned | other.claimed))
     shared_mentions = [n for n in shared_mentions if n not in shared_claims]
+    # Tickets of an outside tracker (Trac, Bugzilla); "Fixes #N" may name the same ticket.
+    shared_outside = sorted(
+        (a.external & (other.external | other.mentioned | other.claimed))
+        | (other.external & (a.mentioned | a.claimed))
+    )
+    shared_outside = [n for n in shared_outside if n not in shared_claims + shared_mentions]
+    if shared_mentions or shared_outside:
+        # An issue many open PRs name (a tracking issue, a template's "#1234") says little.
+        signals["shared_mention"] = max(
+            reference_rarity(stats.reference_df(n)) for n in shared_mentions + shared_outside
+        )
     if shared_mentions:
-        signals["shared_mention"] = 1.0
         evidence.append(Evidence.text("both mention ", *_refs(shared_mentions[:3])))
-        if (a.claimed & other.mentioned) or (other.claimed & a.mentioned):
+    if shared_outside:
+        named = ", ".join(str(n) for n in shared_outside[:3])
+        evidence.append(Evidence.text(f"both name ticket {named}"))
+    if shared_mentions or shared_outside:
+        if (a.claimed & (other.mentioned | other.external)) or (
+            other.claimed & (a.mentioned | a.external)
+        ):
             # One says it fixes the issue, the other points at it: weaker than a shared claim,
             # stronger than two bare mentions. Not a model weight; see same_goal.
             signals["claim_mentioned"] = 1.0
 
+    mine_refs = a.claimed | a.mentioned | a.external
+    theirs_refs = other.claimed | other.mentioned | other.external
+    if mine_refs and theirs_refs and not mine_refs & theirs_refs and "direct_link" not in signals:
+        # Both name the issue they are about, and not the same one: backports of one fix to
+        # two branches (each with its tracker issue), two rollups, two "Bug N - ..." PRs.
+        signals["distinct_references"] = 1.0
     if is_revert(a.title) != is_revert(other.title):
         # A revert undoes the other PR: it touches the same lines with the same words.
         signals["revert_pair"] = 1.0
         evidence.append(Evidence.text("one reverts the other"))
 
     text = query.text.cosine(other, stats)
+    # In units of the rarest word's weight: "fix typo" against "fixed a typo" shares little.
+    signals["shared_words"] = query.text.shared_idf / (math.log(stats.size + 1) + 1.0)
     title = query.title.cosine(other, stats)
     signals["text"], signals["title"] = text, title
     if text >= 0.3 or title >= 0.5:
@@ -232,7 +265,13 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
             signals["paths_only"] = 1.0
 
     days = _days_apart(a, other)
-    signals["closeness"] = 0.5 if days is None else math.exp(-days / 30)
+    if days is not None:
+        signals["closeness"] = math.exp(-days / 30)
+    else:
+        # No dates (a text-only export): PR numbers are the clock, in PRs and issues opened
+        # in between. Duplicates are mostly opened close together.
+        gap = abs(a.number - other.number)
+        signals["closeness"] = 0.5 if not (a.number and other.number) else _number_closeness(gap)
     if days is not None and days < 14:
         evidence.append(Evidence.text(_apart(days)))
 
@@ -326,6 +365,11 @@ def _code_signals(
             evidence.append(Evidence.text(*parts))
 
 
+def reference_rarity(referring: int) -> float:
+    """1 for an issue at most three open PRs name, falling as more do."""
+    return 1.0 if referring <= 3 else 3.0 / referring
+
+
 def _refs(numbers: list[int]) -> list[Any]:
     """``#1, #2`` as linked references."""
     parts: list[Any] = []
@@ -345,6 +389,10 @@ def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidenc
     return Evidence.text(*parts)
 
 
+def _number_closeness(gap: int) -> float:
+    return math.exp(-gap / NUMBER_SCALE)
+
+
 def _apart(days: float) -> str:
     if days < 1:
         return "opened within a day of each other"
@@ -355,15 +403,19 @@ def same_goal(signals: dict[str, float]) -> bool:
     """Evidence that two PRs want the same thing, not merely touch the same code."""
     if signals.get("revert_pair"):
         return False
-    if signals.get("claimed_issue") or signals.get("direct_link"):
+    if signals.get("claimed_issue") or signals.get("direct_link", 0) >= 1.0:
         return True
+    if signals.get("distinct_references"):
+        return False
     if signals.get("identifiers", 0) >= 0.3:
         return True
     if signals.get("claim_mentioned") and signals.get("hunks", 0) >= 1.0:
         return True  # about the same issue, editing the same lines
     text = signals.get("text", 0)
     if "containment" not in signals:  # text-only pair: wording is all there is
-        return text >= 0.35
+        # ... and it must say something specific: short generic texts ("Fix typo", "Fix some
+        # warnings") are alike without being the same work.
+        return text >= 0.35 and signals.get("shared_words", SPECIFIC_WORDS) >= SPECIFIC_WORDS
     if signals.get("no_shared_file"):
         # The same kind of change to different files ("add an `enabled` flag to the X config"
         # and to the Y config) reads alike and adds alike code; it is not the same change.
