@@ -39,7 +39,7 @@ _EVIDENCE_ORDER = (
     "#",
     "both add",
     "overlapping edits",
-    "",  # "N of M changed files shared"
+    "",  # "shares `path`", "N of M changed files shared"
     "both mention",
     "both name ticket",
     "similar title",

@@ -308,6 +308,7 @@ def _code_signals(
     signals["no_shared_file"] = 0.0 if shared else 1.0
     meaningful = [p for p in shared if mine[p] >= 0.5]
     if meaningful:
+        signals["shared_file"] = 1.0  # not a model weight: see is_listed
         evidence.append(_shared_files_evidence(meaningful, len(mine), len(theirs)))
 
     assert a.files is not None and other.files is not None
@@ -379,14 +380,17 @@ def _refs(numbers: list[int]) -> list[Any]:
 
 
 def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidence:
-    parts: list[Any] = [f"{len(shared)} of {mine} changed files shared"]
-    if theirs != mine:
-        parts[0] += f" ({theirs} in theirs)"
     if len(shared) <= 2:
-        parts.append(": ")
+        # "shares `vllm/attention/selector.py` (1 of 3 changed files; 4 in theirs)"
+        parts: list[Any] = ["shares "]
         for i, path in enumerate(shared):
             parts += ([", "] if i else []) + [("code", path)]
-    return Evidence.text(*parts)
+        if mine > len(shared) or theirs != mine:
+            count = f" ({len(shared)} of {mine} changed files"
+            parts.append(count + (f"; {theirs} in theirs)" if theirs != mine else ")"))
+        return Evidence.text(*parts)
+    text = f"{len(shared)} of {mine} changed files shared"
+    return Evidence.text(text + (f" ({theirs} in theirs)" if theirs != mine else ""))
 
 
 def _number_closeness(gap: int) -> float:
@@ -442,6 +446,10 @@ def is_listed(candidate: Candidate, config: ScoringConfig) -> bool:
     if candidate.tier == LIKELY_DUPLICATE or candidate.score >= config.min_score:
         return True
     signals = candidate.signals
+    if signals.get("paths_only") and signals.get("shared_file"):
+        # Without patches (a reconciled open PR) hunks cannot collide; a shared file that is
+        # not hot is the merge risk there is to see.
+        return True
     return signals.get("hunks", 0) >= 1.0 or (
         signals.get("containment", 0) >= config.overlap_containment
         and signals.get("no_shared_file", 1) == 0
