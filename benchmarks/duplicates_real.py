@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.duplicates.features import build_features  # noqa: E402
 from bot.duplicates.index import MemoryIndex  # noqa: E402
-from bot.duplicates.scoring import LIKELY_DUPLICATE, SWEEP_MIN_SCORE, ScoringConfig  # noqa: E402
+from bot.duplicates.scoring import LIKELY_DUPLICATE, ScoringConfig  # noqa: E402
 
 DEVELOPMENT_REPOS = (
     "symfony/symfony",
@@ -330,15 +330,26 @@ class Figures:
         }
 
 
-def evaluate(repos: dict[str, Repo], config: ScoringConfig | None = None) -> dict[str, dict]:
-    """Both systems per repository and over all of them."""
-    config = config or ScoringConfig(min_score=0.0)
+# The ranking as `prbot duplicates --min-score 0` gives it (the sweep's default floor hides
+# candidates below 0.05; TF-IDF ranks every earlier PR).
+RANKING = ScoringConfig(min_score=0.0)
+# The same without PR numbers as a clock: how much of the figures that signal carries.
+NO_CLOCK = ScoringConfig(min_score=0.0, number_clock=False)
+
+
+def evaluate(repos: dict[str, Repo]) -> dict[str, dict]:
+    """prbot, prbot without the number clock, and TF-IDF, per repository and overall."""
     out: dict[str, dict] = {}
     totals: dict[str, Figures] = {}
     for name, repo in repos.items():
         truth = repo.earlier_duplicates()
-        row = {"prs": len(repo.prs)}
-        for system, outcome in (("prbot", run_prbot(repo, config)), ("tfidf", run_tfidf(repo))):
+        row: dict = {"prs": len(repo.prs)}
+        systems = (
+            ("prbot", run_prbot(repo, RANKING)),
+            ("prbot_no_clock", run_prbot(repo, NO_CLOCK)),
+            ("tfidf", run_tfidf(repo)),
+        )
+        for system, outcome in systems:
             figures = Figures.of(outcome, truth)
             totals[system] = totals[system] + figures if system in totals else figures
             row[system] = figures.to_json()
@@ -369,8 +380,11 @@ def markdown(result: dict[str, dict], command: str) -> str:
         "in a pair). A query's true duplicates are the earlier PRs of its group; the first PR "
         "of every group has no earlier duplicate and is a negative. The baseline is TF-IDF "
         "cosine on title + body (scikit-learn's defaults, idf over the repository's pool) in "
-        "the same run. prbot ranks with the CLI sweep's floor "
-        f"(score ≥ {SWEEP_MIN_SCORE}); `likely_duplicate` is its report threshold.",
+        "the same run. prbot's ranking is `prbot duplicates --min-score 0`'s (every scored "
+        "candidate; the sweep's default floor of 0.05 only shortens the list); "
+        "`likely_duplicate` uses the report's threshold (0.6) and rules. \"Without the number "
+        'clock" is prbot with no time signal at all (records have no dates; by default the '
+        "PR numbers stand in for time).",
         "",
         "## Overall",
         "",
@@ -381,7 +395,12 @@ def markdown(result: dict[str, dict], command: str) -> str:
         "false alerts | median query |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, s in (("prbot", p), ("TF-IDF cosine (title + body)", t)):
+    systems = (
+        ("prbot", p),
+        ("prbot without the number clock", overall["prbot_no_clock"]),
+        ("TF-IDF cosine (title + body)", t),
+    )
+    for name, s in systems:
         r = s["recall"]
         lines.append(
             f"| {name} | {r['@1']:.3f} | {r['@5']:.3f} | {r['@10']:.3f} | {r['@20']:.3f} | "
