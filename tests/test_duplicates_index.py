@@ -308,3 +308,14 @@ def test_a_small_index_is_scored_whole() -> None:
     index = _text_index(_pr(1, "Improve routing", "routing"))
     numbers = index.candidate_numbers(_pr(200, "Nothing alike at all", ""), ScoringConfig())
     assert set(numbers) == set(index.docs)
+
+
+def test_the_same_new_names_outweigh_each_naming_its_own_issue() -> None:
+    # An issue filed twice, each fixed by its own PR: the code says they are the same work.
+    a = _backend_pr(1, "Add TokenSpeed MLA backend", "TOKENSPEED_MLA")
+    b = _backend_pr(2, "TokenSpeed MLA attention", "TOKENSPEED_MLA")
+    a.claimed, b.claimed = {31877}, {31900}
+    index = MemoryIndex([a])
+    [candidate] = index.query(b, ScoringConfig(), top=1).candidates
+    assert candidate.signals["distinct_references"] == 1.0
+    assert candidate.tier == LIKELY_DUPLICATE

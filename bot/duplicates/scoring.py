@@ -422,30 +422,33 @@ def same_goal(signals: dict[str, float]) -> bool:
         # it says the same goal only with alike wording (DupPR: 9 of 20 linked flags right
         # without it).
         return True
-    if signals.get("distinct_references"):
-        return False
     if signals.get("identifiers", 0) >= 0.3:
-        return True
+        return True  # the same new names: the same work, whichever issues each one names
     if signals.get("claim_mentioned") and signals.get("hunks", 0) >= 1.0:
         return True  # about the same issue, editing the same lines
     text = signals.get("text", 0)
+    # Each names its own issue: with wording alone to go on, a backport of one fix to another
+    # branch, the next step of a series, another rollup.
+    distinct = bool(signals.get("distinct_references"))
     if "containment" not in signals:  # text-only pair: wording is all there is
         # ... and it must say something specific: short generic texts ("Fix typo", "Fix some
         # warnings") are alike without being the same work.
-        return text >= 0.35 and signals.get("shared_words", SPECIFIC_WORDS) >= SPECIFIC_WORDS
+        specific = signals.get("shared_words", SPECIFIC_WORDS) >= SPECIFIC_WORDS
+        return text >= 0.35 and specific and not distinct
     if signals.get("no_shared_file"):
         # The same kind of change to different files ("add an `enabled` flag to the X config"
         # and to the Y config) reads alike and adds alike code; it is not the same change.
         return False
     if signals.get("distinct_identifiers"):
-        return text >= 0.6
+        return text >= 0.6 and not distinct
     if signals.get("paths_only"):  # no diff to compare: wording plus the same files
-        return text >= 0.5 or (text >= 0.35 and signals.get("containment", 0) >= 0.5)
+        alike = text >= 0.5 or (text >= 0.35 and signals.get("containment", 0) >= 0.5)
+        return alike and not distinct
     # With code on both sides, similar wording must be backed by similar code.
     code_agrees = signals.get("code_text", 0) >= 0.3 or (
         signals.get("hunks", 0) >= 1.0 and not signals.get("code_disagrees")
     )
-    return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees)
+    return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees and not distinct)
 
 
 def _tier(score: float, signals: dict[str, float], config: ScoringConfig) -> str:
