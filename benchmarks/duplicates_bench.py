@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import random
 import statistics
 import sys
@@ -267,7 +268,9 @@ def markdown(
         "## Query latency and index memory (synthetic vLLM-like open PRs)",
         "",
         "Per-query figures are CPU time of the benchmark process (median and p95 of 200 "
-        "queries by PRs not in the index).",
+        "queries by PRs not in the index). Load average when the page was written: "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; compare against the all-pairs "
+        "baseline of the same run, not against earlier pages.",
         "",
         "| open PRs | median query | p95 query | all-pairs scoring (baseline) | speed-up | "
         "index memory (RSS growth) | index build |",

@@ -420,6 +420,26 @@ def markdown(result: dict[str, dict], command: str) -> str:
         "duplicate; a flag on a PR without one is wrong. TF-IDF's flags are cosine ≥ "
         f"{BASELINE_ALERT_COSINE}.",
         "",
+        "## Reading the figures",
+        "",
+        "- Negatives are honest but few kinds: the corpus carries titles and bodies only for "
+        "PRs in a duplicate pair (its non-duplicate samples are pairs of numbers without text), "
+        "so a PR without an earlier duplicate is the first PR of its group, queried against "
+        "the PRs before it. It does have a later duplicate, which is never a candidate.",
+        "- The number clock is stronger here than on a real list of open PRs: the pool holds "
+        "only PRs of pairs, so the PR just before a query is more often its duplicate than it "
+        "would be among every open PR. The row without it is the figure to trust for wording; "
+        "its recall@5 is below the 0.90 target.",
+        '- What limits recall: many pairs share no words at all ("fixed typo" against '
+        '"[l10n] rename locales.ini", duplicates by code only, which a text-only record cannot '
+        "show).",
+        '- What limits precision: labels are pairs, not complete groups. Several "wrong" '
+        'flags are the same change submitted a third time, or a resubmission ("up to date '
+        'w/ master version of #N") that the corpus does not pair.',
+        "- Query time is the index query alone, on a 2-core machine shared with other work; "
+        "prbot scores up to 150 candidates in full (an index this small is scored whole), "
+        "TF-IDF takes dot products with every earlier PR's precomputed vector.",
+        "",
         "## Per repository",
         "",
         "| repository | PRs | queries | prbot r@1 | TF-IDF r@1 | ratio | prbot r@5 | "
