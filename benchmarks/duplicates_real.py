@@ -222,9 +222,9 @@ def run_prbot(repo: Repo, config: ScoringConfig) -> Outcome:
     for number in sorted(repo.prs):
         pr = repo.prs[number]
         features = build_features(number, title=pr["title"], body=pr["body"])
-        start = time.perf_counter()
+        start = time.process_time()
         result = index.query(features, config, top=max(KS))
-        outcome.seconds.append(time.perf_counter() - start)
+        outcome.seconds.append(time.process_time() - start)
         outcome.rankings[number] = [c.number for c in result.candidates]
         flagged = [c.number for c in result.candidates if c.tier == LIKELY_DUPLICATE]
         outcome.alerts[number] = flagged[0] if flagged else None
@@ -256,12 +256,12 @@ def run_tfidf(repo: Repo) -> Outcome:
     earlier: list[int] = []
     for number in sorted(repo.prs):
         mine = vectors[number]
-        start = time.perf_counter()
+        start = time.process_time()
         sims = sorted(
             ((sum(w * vectors[o].get(t, 0.0) for t, w in mine.items()), o) for o in earlier),
             key=lambda s: (-s[0], -s[1]),
         )
-        outcome.seconds.append(time.perf_counter() - start)
+        outcome.seconds.append(time.process_time() - start)
         outcome.rankings[number] = [o for _, o in sims[: max(KS)]]
         top = sims[0] if sims else None
         outcome.alerts[number] = top[1] if top and top[0] >= BASELINE_ALERT_COSINE else None
@@ -436,7 +436,8 @@ def markdown(result: dict[str, dict], command: str) -> str:
         '- What limits precision: labels are pairs, not complete groups. Several "wrong" '
         'flags are the same change submitted a third time, or a resubmission ("up to date '
         'w/ master version of #N") that the corpus does not pair.',
-        "- Query time is the index query alone, on a 2-core machine shared with other work; "
+        "- Query time is CPU time of the index query alone, on a 2-core machine shared with "
+        "other work; "
         "prbot scores up to 150 candidates in full (an index this small is scored whole), "
         "TF-IDF takes dot products with every earlier PR's precomputed vector.",
         "",
