@@ -430,12 +430,12 @@ def markdown(result: dict[str, dict], command: str) -> str:
         "only PRs of pairs, so the PR just before a query is more often its duplicate than it "
         "would be among every open PR. The row without it is the figure to trust for wording; "
         "its recall@5 is below the 0.90 target.",
-        '- What limits recall: many pairs share no words at all ("fixed typo" against '
-        '"[l10n] rename locales.ini", duplicates by code only, which a text-only record cannot '
+        "- What limits recall: many pairs share no words at all (a one-line typo fix paired "
+        "with a locale-file rename: duplicates by code only, which a text-only record cannot "
         "show).",
         '- What limits precision: labels are pairs, not complete groups. Several "wrong" '
-        'flags are the same change submitted a third time, or a resubmission ("up to date '
-        'w/ master version of #N") that the corpus does not pair.',
+        'flags are the same change submitted a third time, or a resubmission ("rebased on '
+        'master, replaces #N") that the corpus does not pair.',
         "- Query time is CPU time of the index query alone, on a 2-core machine shared with "
         "other work; "
         "prbot scores up to 150 candidates in full (an index this small is scored whole), "

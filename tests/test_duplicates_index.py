@@ -245,25 +245,29 @@ def test_short_generic_texts_are_not_called_duplicates() -> None:
     index = _text_index(_pr(1, "Fix typo", "Fixes a typo."), *typos)
     assert _tier_of(index, _pr(200, "Fixed typo", "typo"), 1) == OVERLAP
     specific = _text_index(
-        _pr(1, "Store typeahead items with jQuery data instead of attr", "Objects survive.")
+        _pr(1, "Keep autocomplete suggestions as objects in the suggestion cache", "Not strings.")
     )
-    query = _pr(200, "Use data instead of attr for typeahead items", "Keep objects as objects.")
+    query = _pr(200, "Autocomplete suggestion cache keeps objects", "Suggestions stay objects.")
     assert _tier_of(specific, query, 1) == LIKELY_DUPLICATE
 
 
 def test_distinct_tickets_keep_alike_titles_apart() -> None:
     # Backports of one fix to two branches, or two steps of one feature: each names its own bug.
-    index = _text_index(_pr(1, "Bug 913784 - Enable language-associated keyboard layouts"))
-    other_bug = _pr(200, "Bug 913783 - Enable language-associated keyboard layouts")
-    same_bug = _pr(201, "Bug 913784 - Enable language-associated keyboard layouts")
+    index = _text_index(_pr(1, "Bug 702411 - Remember the chosen dialer ringtone"))
+    other_bug = _pr(200, "Bug 702410 - Remember the chosen dialer ringtone")
+    same_bug = _pr(201, "Bug 702411 - Remember the chosen dialer ringtone")
     assert _tier_of(index, other_bug, 1) == OVERLAP
     assert _tier_of(index, same_bug, 1) == LIKELY_DUPLICATE
 
 
 def test_naming_the_other_pr_needs_alike_wording_to_be_the_same_goal() -> None:
-    index = _text_index(_pr(1, "Move the build to npm scripts", "Grunt is too slow."))
+    index = _text_index(
+        _pr(1, "Replace the Makefile with a task runner", "Make is hard to extend.")
+    )
     follow_up = _pr(200, "Make the build pleasant to use", "Following #1 I reworked the docs task.")
-    redo = _pr(201, "Move the build to npm scripts (rebased)", "Reopening #1: grunt is slow.")
+    redo = _pr(
+        201, "Replace the Makefile with a task runner (rebased)", "Reopening #1: make is hard."
+    )
     assert _tier_of(index, follow_up, 1) == OVERLAP
     assert _tier_of(index, redo, 1) == LIKELY_DUPLICATE
 

@@ -31,17 +31,17 @@ def _record(a: tuple[str, str], b: tuple[str, str]) -> dict:
 # Modelled on what the corpus holds: Trac tickets named two ways, tracker links, PR templates.
 DJANGO = [
     (
-        "django/django 4419 4151",
+        "django/django 5530 5512",
         _record(
-            ("[WIP] Fixed #24554 -- Added preserve state option to mutate_state", "See ticket."),
-            ("Speedup migration rendering", "https://code.djangoproject.com/ticket/24554"),
+            ("[WIP] Fixed #31207 -- Kept the state when squashing a migration", "See ticket."),
+            ("Faster squashed migrations", "https://code.djangoproject.com/ticket/31207"),
         ),
     ),
     (
-        "django/django 4152 4143",
+        "django/django 5601 5590",
         _record(
-            ("Fixed #24351, #24346 -- Added app_label to allow_migrate", ""),
-            ("24346: AuthRouter docs", "https://code.djangoproject.com/ticket/24346#ticket"),
+            ("Fixed #31300, #31302 -- Passed the router to check_constraints", ""),
+            ("31302: router docs", "https://code.djangoproject.com/ticket/31302#comment:2"),
         ),
     ),
 ]
@@ -85,12 +85,12 @@ def test_extract_keeps_the_selected_repositories_only(make_repo, tmp_path) -> No
     dup_hunter, intrude = _corpus(make_repo)
     texts, pairs = module.extract(dup_hunter, intrude, frozenset(module.DEVELOPMENT_REPOS))
     assert {repo for repo, _ in texts} == {"django/django", "rails/rails"}
-    assert ("django/django", 4419, 4151) in pairs and len(pairs) == 4
+    assert ("django/django", 5530, 5512) in pairs and len(pairs) == 4
     assert texts["rails/rails", 9001]["title"] == "Typo in the routing guide: recieve"
     module.write_data(tmp_path / "data", texts, pairs)
     loaded = module.load(tmp_path / "data", frozenset({"django/django"}))
     assert list(loaded) == ["django/django"]
-    assert loaded["django/django"].earlier_duplicates()[4419] == {4151}
+    assert loaded["django/django"].earlier_duplicates()[5530] == {5512}
     with pytest.raises(SystemExit, match="how to get it"):
         module.load(tmp_path / "nowhere", frozenset(module.DEVELOPMENT_REPOS))
 

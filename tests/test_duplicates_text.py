@@ -65,10 +65,10 @@ def test_claim_lists_and_outside_trackers() -> None:
     assert claimed_issues("Fixed #24351, #24346 -- Added app_label") == {24351, 24346}
     assert claimed_issues("fixes #1 and #2 & #3; see #4") == {1, 2, 3}
     assert external_references(
-        "Bug 913783 - Enable keyboard layouts",
-        "https://code.djangoproject.com/ticket/24554#comment:3, ticket #55, "
-        "https://bugzilla.mozilla.org/show_bug.cgi?id=866040",
-    ) == {913783, 24554, 55, 866040}
+        "Bug 702410 - Keep the ringtone",
+        "https://code.djangoproject.com/ticket/31207#comment:3, ticket #55, "
+        "https://bugzilla.mozilla.org/show_bug.cgi?id=702999",
+    ) == {702410, 31207, 55, 702999}
     # Not every "bug" is a tracker's: a number of three digits or more must follow.
     assert external_references("Fix bug 2 in the parser; 2 bugs left") == set()
 

@@ -140,9 +140,9 @@ def claimed_issues(body: str, title: str = "") -> set[int]:
     return claimed
 
 
-# Trackers outside GitHub: Django's Trac ("code.djangoproject.com/ticket/24554", "ticket
-# #24554"), Bugzilla ("Bug 866040 - ...", "show_bug.cgi?id=866040"), Redmine-style trackers
-# ("tracker.ceph.com/issues/11113" is read as a mention already). Their numbers live in another
+# Trackers outside GitHub: Django's Trac ("code.djangoproject.com/ticket/31207", "ticket
+# #31207"), Bugzilla ("Bug 702410 - ...", "show_bug.cgi?id=702410"), Redmine-style trackers
+# ("tracker.ceph.com/issues/20931" is read as a mention already). Their numbers live in another
 # space than the repository's PRs, so they are kept apart: a shared one is shared work, but a
 # ticket number equal to a PR number says nothing about that PR.
 _EXTERNAL = re.compile(
