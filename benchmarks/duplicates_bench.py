@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import random
 import statistics
 import sys
@@ -235,12 +236,16 @@ def markdown(
         "",
         "How it works: each PR is reduced to features (stemmed title and body terms with the "
         "PR template stripped, changed paths with base line ranges, identifiers the diff adds, "
-        "words of the added code, claimed and mentioned issues). Candidates come from inverted "
-        "indexes on those keys (keys shared by more than 10% of open PRs, and hot paths, "
-        "generate nothing); at most 150 are scored with a logistic model over the signals. "
+        "words of the added code, claimed and mentioned issues, tickets of outside trackers). "
+        "Words in more than 25% of open PRs are boilerplate and weigh nothing. Candidates come "
+        "from inverted indexes on those keys (keys shared by more than 10% of open PRs, and hot "
+        "paths, generate nothing; text terms by their tf-idf weight, title words first); at "
+        "most 150 are scored with a logistic model over the signals, and an index of at most "
+        "150 PRs is scored whole. "
         "`likely_duplicate` needs a score ≥ 0.6 and evidence about the goal (claimed issue, "
         "shared new identifier, similar added code, or similar wording backed by the same "
-        "edits); touching the same code alone is `overlap`.",
+        "edits); touching the same code alone is `overlap`. On real duplicate PRs (DupPR, "
+        "text only) see [duplicates_real](duplicates_real.md).",
         "",
         "## Quality on the labelled set (benchmarks/duplicates_eval/cases.yaml)",
         "",
@@ -263,7 +268,9 @@ def markdown(
         "## Query latency and index memory (synthetic vLLM-like open PRs)",
         "",
         "Per-query figures are CPU time of the benchmark process (median and p95 of 200 "
-        "queries by PRs not in the index).",
+        "queries by PRs not in the index). Load average when the page was written: "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; compare against the all-pairs "
+        "baseline of the same run, not against earlier pages.",
         "",
         "| open PRs | median query | p95 query | all-pairs scoring (baseline) | speed-up | "
         "index memory (RSS growth) | index build |",

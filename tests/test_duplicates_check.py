@@ -131,3 +131,52 @@ def test_candidates_without_a_file_in_common_are_related_not_overlapping(
     assert section.data["overlap"] == []
     text = render_markdown(Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section]))
     assert "Related work (similar wording or names, no file in common)" in text
+
+
+FLASHINFER_FILES = (
+    "vllm/v1/attention/backends/flashinfer.py",
+    "vllm/platforms/cuda.py",
+    "tests/v1/attention/test_flashinfer.py",
+    "docs/design/attention_backends.md",
+)
+
+
+def test_a_paths_only_open_pr_sharing_one_file_is_overlap_with_the_file_named(
+    tmp_path, check_context
+) -> None:
+    # Open PRs filled in by the reconcile pass carry paths and line counts, never patches:
+    # one shared file that is not hot is the only sign of a merge risk there is.
+    selector = "vllm/v1/attention/selector.py"
+    records = [
+        {"number": 21, "title": "Prefer FlashInfer on Blackwell when the head size allows it"}
+        | {"author": "r"}
+        | {"files": [{"path": p, "additions": 9} for p in (selector, *FLASHINFER_FILES)]}
+        | {"body": "Choose the backend by compute capability first."},
+        {"number": 22, "title": "Let the attention package log its backend choice"}
+        | {"author": "s", "files": [{"path": "vllm/v1/attention/layer.py", "additions": 3}]},
+        {"number": 23, "title": "Export the version string", "author": "t"}
+        | {"files": [{"path": "vllm/__init__.py", "additions": 1, "deletions": 1}]},
+    ]
+    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    patch = "@@ -40,6 +40,9 @@ def get_attn_backend(\n ctx\n+    if use_mla:\n+        return MLA\n"
+    snapshot = _snapshot(
+        "Select the Triton MLA backend on ROCm",
+        [
+            ChangedFile(selector, additions=2, deletions=0, patch=patch),
+            ChangedFile("vllm/v1/attention/backends/mla/triton_mla.py", additions=30, patch=""),
+            ChangedFile("vllm/__init__.py", additions=1),
+        ],
+    )
+    rules_ = rules.load_builtin("default").checks.duplicates
+    section = get_check("duplicates").run(snapshot, rules_, check_context)
+    overlap = {r["number"]: r for r in section.data["overlap"]}
+    assert list(overlap) == [21]
+    finding = next(f for f in section.findings if f["number"] == 21)
+    assert finding["tier"] == "overlap"
+    assert any(e.startswith("shares `") and "selector.py`" in e for e in finding["evidence"])
+    # Same package, no file in common: at most related work, never overlap.
+    assert 22 not in overlap
+    assert 22 not in [r["number"] for r in section.data["likely"]]
+    assert 23 not in [f["number"] for f in section.findings]  # a hot file only
+    text = render_markdown(Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section]))
+    assert "Overlapping work" in text and "selector.py" in text

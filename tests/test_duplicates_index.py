@@ -213,3 +213,113 @@ def test_one_claims_the_issue_the_other_points_at_it_in_the_same_lines() -> None
     assert same_goal(signals)
     # Pointing at the same issue while editing other lines is not the same fix.
     assert not same_goal(signals | {"hunks": 0.0})
+
+
+# Text-only records as the DupPR corpus has them (number, title, body), in an index with enough
+# unrelated PRs for document frequencies to mean something.
+FILLER_TOPICS = [
+    "routing cache", "session cookie", "mailer preview", "asset pipeline", "json encoder",
+    "migration rollback", "eager loading", "locale fallback", "cable adapter", "job retries",
+    "form helpers", "template digest", "query logs", "schema dump", "time zones",
+    "secure tokens", "store cleanup", "view paths", "parameter wrapping", "engine mounts",
+    "fixture sets", "counter cache", "enum scopes", "strict loading", "inflector rules",
+]  # fmt: skip
+
+
+def _text_index(*prs) -> MemoryIndex:
+    filler = [
+        _pr(100 + i, f"Improve {topic} handling", f"The {topic} code needed {topic} work.")
+        for i, topic in enumerate(FILLER_TOPICS)
+    ]
+    return MemoryIndex([*filler, *prs])
+
+
+def _tier_of(index: MemoryIndex, query, number: int) -> str | None:
+    result = index.query(query, ScoringConfig(min_score=0.0), top=50)
+    return next((c.tier for c in result.candidates if c.number == number), None)
+
+
+def test_short_generic_texts_are_not_called_duplicates() -> None:
+    # As in a real repository, where typo fixes come every week.
+    typos = [_pr(50 + i, f"Fix typo in the {t} guide") for i, t in enumerate(FILLER_TOPICS[:6])]
+    index = _text_index(_pr(1, "Fix typo", "Fixes a typo."), *typos)
+    assert _tier_of(index, _pr(200, "Fixed typo", "typo"), 1) == OVERLAP
+    specific = _text_index(
+        _pr(1, "Keep autocomplete suggestions as objects in the suggestion cache", "Not strings.")
+    )
+    query = _pr(200, "Autocomplete suggestion cache keeps objects", "Suggestions stay objects.")
+    assert _tier_of(specific, query, 1) == LIKELY_DUPLICATE
+
+
+def test_distinct_tickets_keep_alike_titles_apart() -> None:
+    # Backports of one fix to two branches, or two steps of one feature: each names its own bug.
+    index = _text_index(_pr(1, "Bug 702411 - Remember the chosen dialer ringtone"))
+    other_bug = _pr(200, "Bug 702410 - Remember the chosen dialer ringtone")
+    same_bug = _pr(201, "Bug 702411 - Remember the chosen dialer ringtone")
+    assert _tier_of(index, other_bug, 1) == OVERLAP
+    assert _tier_of(index, same_bug, 1) == LIKELY_DUPLICATE
+
+
+def test_naming_the_other_pr_needs_alike_wording_to_be_the_same_goal() -> None:
+    index = _text_index(
+        _pr(1, "Replace the Makefile with a task runner", "Make is hard to extend.")
+    )
+    follow_up = _pr(200, "Make the build pleasant to use", "Following #1 I reworked the docs task.")
+    redo = _pr(
+        201, "Replace the Makefile with a task runner (rebased)", "Reopening #1: make is hard."
+    )
+    assert _tier_of(index, follow_up, 1) == OVERLAP
+    assert _tier_of(index, redo, 1) == LIKELY_DUPLICATE
+
+
+def test_an_issue_many_prs_name_is_weak_evidence() -> None:
+    # A PR template's "Fixes #1234" example left in every body.
+    template = "Fixes #1234 (example)."
+    index = _text_index(*[_pr(n, f"Change {n}", template) for n in range(1, 8)])
+    signals = (
+        PreparedQuery(_pr(200, "Another", template), index, ScoringConfig())
+        .score(index.get(1))
+        .signals
+    )
+    assert 0 < signals["claimed_issue"] < 0.5
+    assert _tier_of(index, _pr(201, "Another", template), 1) == OVERLAP
+
+
+def test_without_dates_the_nearer_pr_number_ranks_first() -> None:
+    index = _text_index(
+        _pr(10, "Raise on a missing cable adapter", ""),
+        _pr(190, "Raise on a missing cable adapter", ""),
+    )
+    query = _pr(200, "Raise on missing cable adapters", "")
+    ranked = [c.number for c in index.query(query, ScoringConfig(), top=2).candidates]
+    assert ranked == [190, 10]
+    off = index.query(query, ScoringConfig(number_clock=False), top=2).candidates
+    assert off[0].score == off[1].score
+
+
+def test_words_in_most_prs_are_boilerplate() -> None:
+    table = "| Q | A |\n| Bug fix? | yes |\n| BC breaks? | no |\n| Deprecations? | no |"
+    index = MemoryIndex(
+        [_pr(n, f"[Component{n}] change {topic}", table) for n, topic in enumerate(FILLER_TOPICS)]
+    )
+    query = _pr(200, "[Security] remove deprecated listeners", table)
+    result = index.query(query, ScoringConfig(min_score=0.0), top=5)
+    assert all(c.signals["text"] < 0.2 for c in result.candidates)
+
+
+def test_a_small_index_is_scored_whole() -> None:
+    # No rare word in common, yet scored: a small index loses no candidate to generation.
+    index = _text_index(_pr(1, "Improve routing", "routing"))
+    numbers = index.candidate_numbers(_pr(200, "Nothing alike at all", ""), ScoringConfig())
+    assert set(numbers) == set(index.docs)
+
+
+def test_the_same_new_names_outweigh_each_naming_its_own_issue() -> None:
+    # An issue filed twice, each fixed by its own PR: the code says they are the same work.
+    a = _backend_pr(1, "Add TokenSpeed MLA backend", "TOKENSPEED_MLA")
+    b = _backend_pr(2, "TokenSpeed MLA attention", "TOKENSPEED_MLA")
+    a.claimed, b.claimed = {31877}, {31900}
+    index = MemoryIndex([a])
+    [candidate] = index.query(b, ScoringConfig(), top=1).candidates
+    assert candidate.signals["distinct_references"] == 1.0
+    assert candidate.tier == LIKELY_DUPLICATE

@@ -57,3 +57,31 @@ def test_a_revert_names_what_it_reverts() -> None:
     # A fix that goes back to an older behaviour is not a revert of another PR.
     assert not is_revert("Revert to fp32 accumulation in the fused MoE kernel")
     assert not is_revert("Reverting the sampler change")
+
+
+def test_claim_lists_and_outside_trackers() -> None:
+    from bot.duplicates.text import external_references
+
+    assert claimed_issues("Fixed #24351, #24346 -- Added app_label") == {24351, 24346}
+    assert claimed_issues("fixes #1 and #2 & #3; see #4") == {1, 2, 3}
+    assert external_references(
+        "Bug 702410 - Keep the ringtone",
+        "https://code.djangoproject.com/ticket/31207#comment:3, ticket #55, "
+        "https://bugzilla.mozilla.org/show_bug.cgi?id=702999",
+    ) == {702410, 31207, 55, 702999}
+    # Not every "bug" is a tracker's: a number of three digits or more must follow.
+    assert external_references("Fix bug 2 in the parser; 2 bugs left") == set()
+
+
+def test_markup_and_sign_offs_are_not_wording() -> None:
+    body = (
+        "Keep the socket open.\n"
+        '<!-- Reviewable:start -->[<img src="https://reviewable.io/b.png" height=40 '
+        'alt="Review on Reviewable"/>](https://reviewable.io/r/1)<!-- Reviewable:end -->\n'
+        "![screenshot](https://x.example/s.png)\n"
+        "Signed-off-by: Jane Dev <jane@example.com>\n"
+        "Docker-DCO-1.1-Signed-off-by: Jane Dev (github: jdev)\n"
+    )
+    words = set(tokens(clean_body(body)))
+    assert {"keep", "socket", "open"} <= words
+    assert not words & {"img", "src", "height", "alt", "review", "screenshot", "jane", "sign"}

@@ -39,8 +39,9 @@ _EVIDENCE_ORDER = (
     "#",
     "both add",
     "overlapping edits",
-    "",  # "N of M changed files shared"
+    "",  # "shares `path`", "N of M changed files shared"
     "both mention",
+    "both name ticket",
     "similar title",
     "similar added code",
     "opened",

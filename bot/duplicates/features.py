@@ -24,6 +24,7 @@ from bot.duplicates.text import (
     claimed_issues,
     clean_body,
     clean_title,
+    external_references,
     mentioned_numbers,
     stacked_on,
     tokens,
@@ -59,6 +60,8 @@ class PRFeatures:
     identifiers: dict[str, list[str]] = field(default_factory=dict)
     claimed: set[int] = field(default_factory=set)
     mentioned: set[int] = field(default_factory=set)
+    # Ticket and bug numbers of trackers outside the repository (never a PR number).
+    external: set[int] = field(default_factory=set)
     # PRs this one says it builds on: stacked work, never a duplicate.
     stacked_on: set[int] = field(default_factory=set)
     terms: Counter[str] = field(default_factory=Counter)
@@ -93,6 +96,7 @@ class PRFeatures:
             "identifiers": self.identifiers,
             "claimed": sorted(self.claimed),
             "mentioned": sorted(self.mentioned),
+            "external": sorted(self.external),
             "stacked_on": sorted(self.stacked_on),
             "terms": dict(self.terms),
             "title_terms": dict(self.title_terms),
@@ -118,6 +122,7 @@ class PRFeatures:
             identifiers={k: list(v) for k, v in (data.get("identifiers") or {}).items()},
             claimed=set(data.get("claimed") or []),
             mentioned=set(data.get("mentioned") or []),
+            external=set(data.get("external") or []),
             stacked_on=set(data.get("stacked_on") or []),
             terms=Counter(data.get("terms") or {}),
             title_terms=Counter(data.get("title_terms") or {}),
@@ -170,6 +175,7 @@ def build_features(
         identifiers=identifiers,
         claimed=claimed,
         mentioned=mentioned_numbers(body, title) - claimed - {number},
+        external=external_references(body, title),
         stacked_on=stacked_on(body, title) - {number},
         terms=terms,
         title_terms=title_terms,

@@ -16,11 +16,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.duplicates.features import PRFeatures, is_bot
-from bot.duplicates.scoring import Candidate, PreparedQuery, ScoringConfig, is_listed
+from bot.duplicates.scoring import (
+    Candidate,
+    PreparedQuery,
+    ScoringConfig,
+    is_listed,
+    reference_rarity,
+)
 
 # How many PRs get full scoring per query, and how many text terms drive generation.
 SCORED_PER_QUERY = 150
-TEXT_TERMS_PER_QUERY = 16
+TEXT_TERMS_PER_QUERY = 24
 CODE_TERMS_PER_QUERY = 8
 # A key in more than this share of open PRs does not generate candidates.
 MAX_KEY_SHARE = 0.1
@@ -56,6 +62,8 @@ class MemoryIndex:
         self._code_terms: defaultdict[str, set[int]] = defaultdict(set)
         # issue or PR number -> PRs that claim or mention it
         self._references: defaultdict[int, set[int]] = defaultdict(set)
+        # ticket or bug number of an outside tracker -> PRs that name it
+        self._external: defaultdict[int, set[int]] = defaultdict(set)
         for features in items:
             self.add(features)
 
@@ -86,6 +94,16 @@ class MemoryIndex:
         postings = self._identifiers.get(name)
         return len(postings) if postings else 0
 
+    def reference_df(self, number: int) -> int:
+        """How many open PRs name this issue, ticket or bug number."""
+        return len(self._referring(number))
+
+    def _referring(self, number: int) -> set[int]:
+        mine, outside = self._references.get(number), self._external.get(number)
+        if mine and outside:
+            return mine | outside
+        return mine or outside or set()
+
     # -- updates -----------------------------------------------------------------------------
     def _keys(self, features: PRFeatures):
         yield self._terms, features.terms.keys()
@@ -93,6 +111,7 @@ class MemoryIndex:
         yield self._identifiers, features.identifiers.keys()
         yield self._code_terms, features.code_terms.keys()
         yield self._references, features.claimed | features.mentioned
+        yield self._external, features.external
 
     def add(self, features: PRFeatures) -> None:
         """Index a PR head; a PR already indexed is replaced."""
@@ -130,12 +149,14 @@ class MemoryIndex:
         limit = max(MIN_KEY_LIMIT, int(MAX_KEY_SHARE * self.size))
         pre: Counter[int] = Counter()
 
-        for number in features.claimed:
-            for other in self._references.get(number, ()):
-                pre[other] += 6.0
-        for number in features.mentioned:
-            for other in self._references.get(number, ()):
-                pre[other] += 2.0
+        # An issue many open PRs name (a tracking issue, a template's "Fixes #1234") pulls in
+        # little: the weight falls with the number of PRs naming it.
+        for number in features.claimed | features.mentioned | features.external:
+            referring = self._referring(number)
+            weight = (6.0 if number in features.claimed else 2.0) * reference_rarity(len(referring))
+            for other in referring:
+                pre[other] += weight
+        for number in features.claimed | features.mentioned:
             if number in self.docs:
                 pre[number] += 6.0
         for other in self._references.get(features.number, ()):
@@ -155,17 +176,26 @@ class MemoryIndex:
                 pre[other] += 1.5 / math.sqrt(len(postings))
 
         size = self.size
-        # Rarest terms first, counting only *other* PRs: a word no other PR uses finds nothing.
+        # The query's heaviest terms (tf-idf, title words first), counting only *other* PRs: a
+        # word no other PR uses finds nothing. Ranking by rarity alone picked typos, hashes and
+        # names used once, and lost true duplicates whose shared words were merely uncommon.
         me = features.number
-        ranked_terms = sorted(
-            (t for t in features.terms if 0 < self._others(self._terms, t, me) <= limit),
-            key=lambda t: self.term_df(t),
-        )[:TEXT_TERMS_PER_QUERY]
+
+        idf = {
+            t: math.log((size + 1) / (self.term_df(t) + 1)) + 1.0
+            for t in features.terms
+            if 0 < self._others(self._terms, t, me) <= limit
+        }
+        weights = {
+            t: (1.0 + math.log(features.terms[t])) * v * (2.0 if t in features.title_terms else 1.0)
+            for t, v in idf.items()
+        }
+        ranked_terms = sorted(weights, key=lambda t: (-weights[t], t))[:TEXT_TERMS_PER_QUERY]
+        norm = 4 * math.sqrt(sum(weights[t] ** 2 for t in ranked_terms)) or 1.0
         for term in ranked_terms:
-            postings = self._terms[term]
-            idf = math.log((size + 1) / (len(postings) + 1)) + 1.0
-            weight = (1.0 + math.log(features.terms[term])) * idf / (4 * len(ranked_terms) ** 0.5)
-            for other in postings:
+            # About the term's share of a cosine with a candidate holding it once.
+            weight = weights[term] * idf[term] / norm
+            for other in self._terms[term]:
                 pre[other] += weight
 
         rare_code = sorted(
@@ -178,7 +208,12 @@ class MemoryIndex:
                 pre[other] += 0.5 / math.sqrt(len(postings))
 
         pre.pop(features.number, None)
-        return [n for n, _ in pre.most_common(SCORED_PER_QUERY)]
+        ranked = [n for n, _ in pre.most_common(SCORED_PER_QUERY)]
+        if len(self.docs) - (me in self.docs) <= SCORED_PER_QUERY:
+            # A small index is scored whole: generation can then lose nothing.
+            seen = set(ranked)
+            ranked += sorted((n for n in self.docs if n not in seen and n != me), reverse=True)
+        return ranked
 
     def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult:
         """Rank the open PRs against ``features``; excluded kinds are reported, not ranked."""

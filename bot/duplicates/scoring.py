@@ -45,11 +45,20 @@ WEIGHTS = {
     "distinct_identifiers": -1.5,
     "code_disagrees": -0.8,
     "revert_pair": -2.5,
+    "distinct_references": 0.0,
     "closeness": 0.4,
 }
 # The CLI sweep lists anything above this (ranking is what matters there); the report
 # lists from ScoringConfig.min_score.
 SWEEP_MIN_SCORE = 0.05
+# PR numbers apart at which closeness falls to 1/e when there are no dates.
+NUMBER_SCALE = 200
+# A PR that names the other is the same work when their wording is at least this alike.
+LINKED_TEXT = 0.4
+# A PR naming more issues or PRs than this is a list (a rollup): one of them links weakly.
+MAX_LINKS = 5
+# Text-only likely duplicates must share at least this much wording, in rare-word units.
+SPECIFIC_WORDS = 1.5
 # Two hunks this many lines apart still collide in a merge (and usually in review).
 HUNK_SLACK = 3
 
@@ -78,6 +87,8 @@ class ScoringConfig:
     ignore_paths: tuple[str, ...] = ()
     bots: tuple[str, ...] = ()
     hot_weight: float = 0.1
+    # Without dates, PR numbers stand in for time (off: no time signal at all).
+    number_clock: bool = True
 
     def is_hot(self, path: str) -> bool:
         return _matches_any(path, self.hot_paths)
@@ -196,30 +207,59 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
 
     shared_claims = sorted(a.claimed & other.claimed)
     if shared_claims:
-        signals["claimed_issue"] = 1.0
+        # A template's "Fixes #1234" left in many bodies is no claim about this work.
+        signals["claimed_issue"] = max(
+            reference_rarity(stats.reference_df(n)) for n in shared_claims
+        )
         evidence.append(Evidence.text("both fix ", *_refs(shared_claims[:3])))
     if other.number in (a.claimed | a.mentioned) or a.number in (other.claimed | other.mentioned):
-        signals["direct_link"] = 1.0
+        # One name in a list of many (a rollup, "Fixed tickets | #1 #2 ... #9") links weakly.
+        listing = max(len(a.claimed | a.mentioned), len(other.claimed | other.mentioned))
+        signals["direct_link"] = 1.0 if listing <= MAX_LINKS else 0.3
         if other.number in (a.claimed | a.mentioned):
             evidence.append(Evidence.text("this PR mentions it"))
         else:
             evidence.append(Evidence.text(("ref", other.number), " mentions this PR"))
     shared_mentions = sorted((a.mentioned | a.claimed) & (other.mentioned | other.claimed))
     shared_mentions = [n for n in shared_mentions if n not in shared_claims]
+    # Tickets of an outside tracker (Trac, Bugzilla); "Fixes #N" may name the same ticket.
+    shared_outside = sorted(
+        (a.external & (other.external | other.mentioned | other.claimed))
+        | (other.external & (a.mentioned | a.claimed))
+    )
+    shared_outside = [n for n in shared_outside if n not in shared_claims + shared_mentions]
+    if shared_mentions or shared_outside:
+        # An issue many open PRs name (a tracking issue, a template's "#1234") says little.
+        signals["shared_mention"] = max(
+            reference_rarity(stats.reference_df(n)) for n in shared_mentions + shared_outside
+        )
     if shared_mentions:
-        signals["shared_mention"] = 1.0
         evidence.append(Evidence.text("both mention ", *_refs(shared_mentions[:3])))
-        if (a.claimed & other.mentioned) or (other.claimed & a.mentioned):
+    if shared_outside:
+        named = ", ".join(str(n) for n in shared_outside[:3])
+        evidence.append(Evidence.text(f"both name ticket {named}"))
+    if shared_mentions or shared_outside:
+        if (a.claimed & (other.mentioned | other.external)) or (
+            other.claimed & (a.mentioned | a.external)
+        ):
             # One says it fixes the issue, the other points at it: weaker than a shared claim,
             # stronger than two bare mentions. Not a model weight; see same_goal.
             signals["claim_mentioned"] = 1.0
 
+    mine_refs = a.claimed | a.mentioned | a.external
+    theirs_refs = other.claimed | other.mentioned | other.external
+    if mine_refs and theirs_refs and not mine_refs & theirs_refs and "direct_link" not in signals:
+        # Both name the issue they are about, and not the same one: backports of one fix to
+        # two branches (each with its tracker issue), two rollups, two "Bug N - ..." PRs.
+        signals["distinct_references"] = 1.0
     if is_revert(a.title) != is_revert(other.title):
         # A revert undoes the other PR: it touches the same lines with the same words.
         signals["revert_pair"] = 1.0
         evidence.append(Evidence.text("one reverts the other"))
 
     text = query.text.cosine(other, stats)
+    # In units of the rarest word's weight: "fix typo" against "fixed a typo" shares little.
+    signals["shared_words"] = query.text.shared_idf / (math.log(stats.size + 1) + 1.0)
     title = query.title.cosine(other, stats)
     signals["text"], signals["title"] = text, title
     if text >= 0.3 or title >= 0.5:
@@ -232,7 +272,14 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
             signals["paths_only"] = 1.0
 
     days = _days_apart(a, other)
-    signals["closeness"] = 0.5 if days is None else math.exp(-days / 30)
+    if days is not None:
+        signals["closeness"] = math.exp(-days / 30)
+    else:
+        # No dates (a text-only export): PR numbers are the clock, in PRs and issues opened
+        # in between. Duplicates are mostly opened close together.
+        gap = abs(a.number - other.number)
+        numbered = a.number and other.number and config.number_clock
+        signals["closeness"] = _number_closeness(gap) if numbered else 0.5
     if days is not None and days < 14:
         evidence.append(Evidence.text(_apart(days)))
 
@@ -269,6 +316,7 @@ def _code_signals(
     signals["no_shared_file"] = 0.0 if shared else 1.0
     meaningful = [p for p in shared if mine[p] >= 0.5]
     if meaningful:
+        signals["shared_file"] = 1.0  # not a model weight: see is_listed
         evidence.append(_shared_files_evidence(meaningful, len(mine), len(theirs)))
 
     assert a.files is not None and other.files is not None
@@ -326,6 +374,11 @@ def _code_signals(
             evidence.append(Evidence.text(*parts))
 
 
+def reference_rarity(referring: int) -> float:
+    """1 for an issue at most three open PRs name, falling as more do."""
+    return 1.0 if referring <= 3 else 3.0 / referring
+
+
 def _refs(numbers: list[int]) -> list[Any]:
     """``#1, #2`` as linked references."""
     parts: list[Any] = []
@@ -335,14 +388,21 @@ def _refs(numbers: list[int]) -> list[Any]:
 
 
 def _shared_files_evidence(shared: list[str], mine: int, theirs: int) -> Evidence:
-    parts: list[Any] = [f"{len(shared)} of {mine} changed files shared"]
-    if theirs != mine:
-        parts[0] += f" ({theirs} in theirs)"
     if len(shared) <= 2:
-        parts.append(": ")
+        # "shares `vllm/attention/selector.py` (1 of 3 changed files; 4 in theirs)"
+        parts: list[Any] = ["shares "]
         for i, path in enumerate(shared):
             parts += ([", "] if i else []) + [("code", path)]
-    return Evidence.text(*parts)
+        if mine > len(shared) or theirs != mine:
+            count = f" ({len(shared)} of {mine} changed files"
+            parts.append(count + (f"; {theirs} in theirs)" if theirs != mine else ")"))
+        return Evidence.text(*parts)
+    text = f"{len(shared)} of {mine} changed files shared"
+    return Evidence.text(text + (f" ({theirs} in theirs)" if theirs != mine else ""))
+
+
+def _number_closeness(gap: int) -> float:
+    return math.exp(-gap / NUMBER_SCALE)
 
 
 def _apart(days: float) -> str:
@@ -355,28 +415,40 @@ def same_goal(signals: dict[str, float]) -> bool:
     """Evidence that two PRs want the same thing, not merely touch the same code."""
     if signals.get("revert_pair"):
         return False
-    if signals.get("claimed_issue") or signals.get("direct_link"):
+    if signals.get("claimed_issue", 0) >= 0.5:
+        return True
+    if signals.get("direct_link", 0) >= 1.0 and signals.get("text", 0) >= LINKED_TEXT:
+        # Naming the other PR is as often "follow-up to", "see", "once #N lands" as "redo of":
+        # it says the same goal only with alike wording (DupPR: 9 of 20 linked flags right
+        # without it).
         return True
     if signals.get("identifiers", 0) >= 0.3:
-        return True
+        return True  # the same new names: the same work, whichever issues each one names
     if signals.get("claim_mentioned") and signals.get("hunks", 0) >= 1.0:
         return True  # about the same issue, editing the same lines
     text = signals.get("text", 0)
+    # Each names its own issue: with wording alone to go on, a backport of one fix to another
+    # branch, the next step of a series, another rollup.
+    distinct = bool(signals.get("distinct_references"))
     if "containment" not in signals:  # text-only pair: wording is all there is
-        return text >= 0.35
+        # ... and it must say something specific: short generic texts ("Fix typo", "Fix some
+        # warnings") are alike without being the same work.
+        specific = signals.get("shared_words", SPECIFIC_WORDS) >= SPECIFIC_WORDS
+        return text >= 0.35 and specific and not distinct
     if signals.get("no_shared_file"):
         # The same kind of change to different files ("add an `enabled` flag to the X config"
         # and to the Y config) reads alike and adds alike code; it is not the same change.
         return False
     if signals.get("distinct_identifiers"):
-        return text >= 0.6
+        return text >= 0.6 and not distinct
     if signals.get("paths_only"):  # no diff to compare: wording plus the same files
-        return text >= 0.5 or (text >= 0.35 and signals.get("containment", 0) >= 0.5)
+        alike = text >= 0.5 or (text >= 0.35 and signals.get("containment", 0) >= 0.5)
+        return alike and not distinct
     # With code on both sides, similar wording must be backed by similar code.
     code_agrees = signals.get("code_text", 0) >= 0.3 or (
         signals.get("hunks", 0) >= 1.0 and not signals.get("code_disagrees")
     )
-    return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees)
+    return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees and not distinct)
 
 
 def _tier(score: float, signals: dict[str, float], config: ScoringConfig) -> str:
@@ -390,6 +462,10 @@ def is_listed(candidate: Candidate, config: ScoringConfig) -> bool:
     if candidate.tier == LIKELY_DUPLICATE or candidate.score >= config.min_score:
         return True
     signals = candidate.signals
+    if signals.get("paths_only") and signals.get("shared_file"):
+        # Without patches (a reconciled open PR) hunks cannot collide; a shared file that is
+        # not hot is the merge risk there is to see.
+        return True
     return signals.get("hunks", 0) >= 1.0 or (
         signals.get("containment", 0) >= config.overlap_containment
         and signals.get("no_shared_file", 1) == 0

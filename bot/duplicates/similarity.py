@@ -25,8 +25,19 @@ class CorpusStats(Protocol):
 
     def identifier_df(self, name: str) -> int: ...
 
+    def reference_df(self, number: int) -> int: ...
+
+
+# A word in more than this share of the open PRs is the project's boilerplate (a PR template's
+# "| Bug fix? | BC breaks? |" table, a review badge), not wording: it gets no weight. Applied
+# once the index is big enough for shares to mean something.
+MAX_DF_SHARE = 0.25
+MIN_SIZE_FOR_MAX_DF = 20
+
 
 def _idf(df: int, size: int) -> float:
+    if size >= MIN_SIZE_FOR_MAX_DF and df > MAX_DF_SHARE * size:
+        return 0.0
     return math.log((size + 1) / (df + 1)) + 1.0
 
 
@@ -63,8 +74,12 @@ class QueryVector:
         self.idf = {t: _idf(df(t), stats.size) for t in terms}
         self.weights = {t: (1.0 + math.log(c)) * self.idf[t] for t, c in terms.items()}
         self.norm = math.sqrt(sum(w * w for w in self.weights.values()))
+        self.shared_idf = 0.0
 
     def cosine(self, other: PRFeatures, stats: CorpusStats) -> float:
+        """The cosine with ``other``; ``shared_idf`` is then the idf summed over the shared
+        terms (how much the two have in common, whatever their lengths)."""
+        self.shared_idf = 0.0
         theirs = getattr(other, self.kind)
         if not self.norm or not theirs:
             return 0.0
@@ -76,6 +91,7 @@ class QueryVector:
         if not shared:
             return 0.0
         idf = self.idf
+        self.shared_idf = sum(idf[t] for t in shared)
         dot = sum(mine[t] * (1.0 + math.log(theirs[t])) * idf[t] for t in shared)
         other_norm = _norm(other, self.kind, stats)
         return dot / (self.norm * other_norm) if other_norm else 0.0

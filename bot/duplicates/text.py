@@ -18,6 +18,14 @@ _FENCED_CODE = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.S | re.M)
 _DETAILS = re.compile(r"<details>.*?</details>", re.S | re.I)
 _CHECKLIST = re.compile(r"^\s*[-*] \[[ xX]\].*$", re.M)
 _URL = re.compile(r"https?://\S+")
+# Markup and sign-offs: the same in every PR of a project (review-tool badges are an <img> in a
+# link; DCO lines name the author, not the change).
+_IMAGE = re.compile(r"!\[[^\]\n]{0,200}\]\([^)\n]{0,500}\)")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,500}>")
+_SIGN_OFF = re.compile(
+    r"^\s*(?:signed-off-by|reviewed-by|co-authored-by|acked-by|docker-dco-[\w.-]+)\b.*$",
+    re.I | re.M,
+)
 _TITLE_TAG = re.compile(r"^\s*(\[[^\]]{1,30}\]\s*)+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]|[A-Za-z]")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -63,6 +71,9 @@ def clean_body(body: str) -> str:
     text = _DETAILS.sub(" ", text)
     text = _FENCED_CODE.sub(" ", text)
     text = _CHECKLIST.sub(" ", text)
+    text = _IMAGE.sub(" ", text)
+    text = _HTML_TAG.sub(" ", text)
+    text = _SIGN_OFF.sub(" ", text)
     text = _URL.sub(" ", text)
     return "\n".join(line for line in text.splitlines() if not _is_shouting(line))
 
@@ -112,10 +123,37 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+# "Fixed #24351, #24346 -- ..." and "fixes #1 and #2": every number of the list is claimed.
+_CLAIM_LIST_TAIL = re.compile(r"\s*(?:,|&|\band\b)\s*(?:[\w.-]+/[\w.-]+)?#(\d+)", re.I)
+
+
 def claimed_issues(body: str, title: str = "") -> set[int]:
     """Issues the PR says it fixes, closes or resolves."""
     text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
-    return {int(n) for n in _CLAIM.findall(text)}
+    claimed: set[int] = set()
+    for match in _CLAIM.finditer(text):
+        claimed.add(int(match.group(1)))
+        end = match.end()
+        while (more := _CLAIM_LIST_TAIL.match(text, end)) is not None:
+            claimed.add(int(more.group(1)))
+            end = more.end()
+    return claimed
+
+
+# Trackers outside GitHub: Django's Trac ("code.djangoproject.com/ticket/31207", "ticket
+# #31207"), Bugzilla ("Bug 702410 - ...", "show_bug.cgi?id=702410"), Redmine-style trackers
+# ("tracker.ceph.com/issues/20931" is read as a mention already). Their numbers live in another
+# space than the repository's PRs, so they are kept apart: a shared one is shared work, but a
+# ticket number equal to a PR number says nothing about that PR.
+_EXTERNAL = re.compile(
+    r"(?:/ticket/|show_bug\.cgi\?id=|\bbug\s*#?\s*(?=\d{3})|\bticket\s*#?\s*)(\d{1,9})\b", re.I
+)
+
+
+def external_references(body: str, title: str = "") -> set[int]:
+    """Ticket and bug numbers of trackers outside the repository (Trac, Bugzilla)."""
+    text = f"{title}\n{_HTML_COMMENT.sub(' ', body or '')}"
+    return {int(n) for n in _EXTERNAL.findall(text)}
 
 
 def mentioned_numbers(body: str, title: str = "") -> set[int]:
