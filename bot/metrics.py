@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -31,17 +32,135 @@ GITHUB_CALLS = Counter(
     registry=REGISTRY,
 )
 
-_ID = re.compile(r"/\d+(?=/|$)")
-_REPO = re.compile(r"^/repos/[^/]+/[^/]+")
-_SHA = re.compile(r"/[0-9a-f]{40}(?=/|$)")
+# Labels are a closed set: a label value from outside it (an unsigned header, a user name, a
+# branch in a URL) would let anyone grow the registry, and every scrape, without bound.
+KNOWN_EVENTS = frozenset(
+    {
+        "pull_request",
+        "issue_comment",
+        "installation",
+        "installation_repositories",
+        "ping",
+        "check_run",
+        "check_suite",
+        "push",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "issues",
+        "status",
+        "workflow_run",
+    }
+)
+OTHER_EVENT = "other"
+# The event label of a request whose signature was not (yet) checked: its headers are anyone's.
+UNVERIFIED_EVENT = "unverified"
+DELIVERY_OUTCOMES = frozenset(
+    {
+        "accepted",
+        "duplicate",
+        "ignored",
+        "pong",
+        "rejected",
+        "bad_signature",
+        "malformed",
+        "too_large",
+        "busy",
+        "timeout",
+        "error",
+    }
+)
+
+
+def event_label(event: str | None, *, verified: bool) -> str:
+    """The ``event`` label for a delivery: a known event name, ``other`` or ``unverified``."""
+    if not verified:
+        return UNVERIFIED_EVENT
+    return event if event in KNOWN_EVENTS else OTHER_EVENT
+
+
+def count_delivery(event: str | None, outcome: str, *, verified: bool) -> None:
+    DELIVERIES.labels(
+        event_label(event, verified=verified),
+        outcome if outcome in DELIVERY_OUTCOMES else "error",
+    ).inc()
+
+
+# Path words of the REST API prbot calls; any other segment (a login, a branch, a file path)
+# becomes ``{x}``, so no value a user chose becomes a label.
+KNOWN_PATH_SEGMENTS = frozenset(
+    {
+        "access_tokens",
+        "app",
+        "branches",
+        "check-runs",
+        "check-suites",
+        "collaborators",
+        "comments",
+        "commits",
+        "compare",
+        "contents",
+        "events",
+        "files",
+        "git",
+        "graphql",
+        "heads",
+        "hooks",
+        "installation",
+        "installations",
+        "issues",
+        "labels",
+        "members",
+        "orgs",
+        "permission",
+        "pulls",
+        "rate_limit",
+        "reactions",
+        "refs",
+        "repos",
+        "repositories",
+        "reviews",
+        "search",
+        "status",
+        "statuses",
+        "timeline",
+        "user",
+        "users",
+    }
+)
+MAX_PATH_SEGMENTS = 8
+HTTP_METHODS = frozenset({"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD"})
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def endpoint_template(path: str) -> str:
-    """'/repos/o/r/issues/12/comments?page=2' -> '/repos/{repo}/issues/{n}/comments'."""
-    path = path.split("?", 1)[0]
-    path = _REPO.sub("/repos/{repo}", path)
-    path = _SHA.sub("/{sha}", path)
-    return _ID.sub("/{n}", path)
+    """'/repos/o/r/issues/12/comments?page=2' -> '/repos/{repo}/issues/{n}/comments'.
+
+    A bounded set of values: known path words, ``{repo}``, ``{n}``, ``{sha}``, else ``{x}``.
+    """
+    path = urlsplit(path).path if "://" in path else path.split("?", 1)[0]
+    parts = [part for part in path.split("/") if part]
+    if parts[:2] == ["api", "v3"]:  # GitHub Enterprise Server's prefix
+        parts = parts[2:]
+    template: list[str] = []
+    index = 0
+    while index < len(parts) and len(template) < MAX_PATH_SEGMENTS:
+        part = parts[index]
+        if part == "repos" and index + 1 < len(parts):
+            template += ["repos", "{repo}"]
+            index += 3
+            continue
+        if part.isdigit():
+            template.append("{n}")
+        elif _SHA.fullmatch(part):
+            template.append("{sha}")
+        elif part in KNOWN_PATH_SEGMENTS:
+            template.append(part)
+        else:
+            template.append("{x}")
+        index += 1
+    if index < len(parts):
+        template.append("…")
+    return "/" + "/".join(template)
 
 
 class QueueDepthCollector:
@@ -84,7 +203,11 @@ class GitHubCallLogger(logging.Logger):
         if len(args) >= 7 and isinstance(args[0], str) and isinstance(args[3], str):
             verb, url, status = args[0], args[3], args[6]
             code = status if isinstance(status, int) else 0
-            GITHUB_CALLS.labels(verb, endpoint_template(url), str(code)).inc()
+            GITHUB_CALLS.labels(
+                verb if verb in HTTP_METHODS else "OTHER",
+                endpoint_template(url),
+                str(code) if 0 <= code < 600 else "0",
+            ).inc()
             for listener in self.listeners:
                 listener(verb, url, code)
 

@@ -28,6 +28,8 @@ class Delivery:
     installation_id: int | None
     body: bytes
     received_at: datetime
+    status: str = "accepted"
+    reason: str | None = None
 
 
 def record_delivery(
@@ -54,6 +56,7 @@ def record_delivery(
         "installation_id": installation_id,
         "body": bytes(body),
         "received_at": now,
+        "status": "accepted",
     }
     with engine.begin() as connection:
         insert = _insert_unless_known(connection.dialect.name)
@@ -81,6 +84,63 @@ def _insert_unless_known(dialect_name: str) -> sa.Insert:
     )
 
 
+def record_rejected_delivery(
+    engine: sa.Engine,
+    *,
+    guid: str,
+    event: str,
+    action: str | None,
+    body: bytes,
+    reason: str,
+) -> bool:
+    """Store a signed delivery that failed validation, with its reason and no job.
+
+    False when the GUID is already known (a redelivery of it changes nothing). Repo and
+    installation stay empty: they come from the payload that did not validate.
+    """
+    row = {
+        "guid": guid,
+        "event": event,
+        "action": action,
+        "repo": None,
+        "installation_id": None,
+        "body": bytes(body),
+        "received_at": utcnow(),
+        "status": "rejected",
+        "reason": reason,
+    }
+    with engine.begin() as connection:
+        insert = _insert_unless_known(connection.dialect.name)
+        return connection.execute(insert, row).scalar_one_or_none() is not None
+
+
+def rejected_deliveries(engine: sa.Engine, limit: int = 50) -> list[Delivery]:
+    """Rejected deliveries, newest first (without their bodies, which may be large)."""
+    columns = [c for c in deliveries.c if c.name != "body"]
+    with reading(engine) as connection:
+        rows = connection.execute(
+            sa.select(*columns)
+            .where(deliveries.c.status == "rejected")
+            .order_by(deliveries.c.received_at.desc(), deliveries.c.id.desc())
+            .limit(limit)
+        ).all()
+    return [
+        Delivery(
+            id=row.id,
+            guid=row.guid,
+            event=row.event,
+            action=row.action,
+            repo=row.repo,
+            installation_id=row.installation_id,
+            body=b"",
+            received_at=row.received_at,
+            status=row.status,
+            reason=row.reason,
+        )
+        for row in rows
+    ]
+
+
 def get_delivery(engine: sa.Engine, delivery_id: int) -> Delivery | None:
     """A stored delivery by id, or None."""
     with reading(engine) as connection:
@@ -98,6 +158,8 @@ def get_delivery(engine: sa.Engine, delivery_id: int) -> Delivery | None:
         installation_id=row.installation_id,
         body=bytes(row.body),
         received_at=row.received_at,
+        status=row.status,
+        reason=row.reason,
     )
 
 
