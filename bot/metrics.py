@@ -5,12 +5,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+# The intake's own metrics (this process).
 REGISTRY = CollectorRegistry(auto_describe=True)
+# What workers measure. In worker threads of this process it is read directly; worker
+# processes write it to files (prometheus_client's multiprocess mode, switched on by
+# MULTIPROCESS_ENV in their environment) that the intake reads at scrape time.
+WORKER_REGISTRY = CollectorRegistry(auto_describe=True)
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_worker_metrics_dir: Path | None = None
 
 DELIVERIES = Counter(
     "prbot_deliveries_total",
@@ -23,14 +32,34 @@ JOB_LATENCY = Histogram(
     "Time from enqueue to completion",
     ["kind", "outcome"],
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
-    registry=REGISTRY,
+    registry=WORKER_REGISTRY,
 )
 GITHUB_CALLS = Counter(
     "prbot_github_calls_total",
     "GitHub REST/GraphQL calls by endpoint and status",
     ["method", "endpoint", "status"],
-    registry=REGISTRY,
+    registry=WORKER_REGISTRY,
 )
+
+
+def read_worker_processes(directory: Path | None) -> None:
+    """Export worker metrics from the files worker processes write in ``directory``
+    (None: from this process's worker threads)."""
+    global _worker_metrics_dir
+    _worker_metrics_dir = directory
+
+
+def exposition() -> tuple[bytes, str]:
+    """The /metrics body and its content type: the intake's metrics, then the workers'."""
+    if _worker_metrics_dir is not None:
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        workers = CollectorRegistry()
+        MultiProcessCollector(workers, path=str(_worker_metrics_dir))
+    else:
+        workers = WORKER_REGISTRY
+    return generate_latest(REGISTRY) + generate_latest(workers), CONTENT_TYPE_LATEST
+
 
 # Labels are a closed set: a label value from outside it (an unsigned header, a user name, a
 # branch in a URL) would let anyone grow the registry, and every scrape, without bound.
