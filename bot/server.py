@@ -49,6 +49,16 @@ from bot.webhooks import (
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
+# On answers sent before the body was read in full: uvicorn would otherwise keep the
+# connection and read (and discard) the rest of an upload nobody wants.
+CLOSE = {"Connection": "close"}
+# A refused body up to this size is cheaper to read and drop than a new connection.
+DRAIN_BYTES = 64 * 1024
+
+
+def _close_unless_small(request: Request) -> dict[str, str]:
+    declared = request.headers.get("content-length", "")
+    return {} if declared.isdigit() and int(declared) <= DRAIN_BYTES else CLOSE
 
 
 def _answer(
@@ -167,7 +177,14 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             check = SignatureCheck(settings.webhook_secrets)
         except WebhookError as exc:
             outcome = "bad_signature" if exc.status == 401 else "error"
-            return _answer(exc.status, None, outcome, verified=False, message=str(exc))
+            return _answer(
+                exc.status,
+                None,
+                outcome,
+                verified=False,
+                headers=_close_unless_small(request),
+                message=str(exc),
+            )
         spool = BodySpool(spool_dir)
         claimed = 0
         try:
@@ -183,7 +200,12 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             except BodyTooLarge:
                 limit_mib = settings.max_body_bytes // (1024 * 1024)
                 return _answer(
-                    413, None, "too_large", verified=False, message=f"body exceeds {limit_mib} MiB"
+                    413,
+                    None,
+                    "too_large",
+                    verified=False,
+                    headers=CLOSE,
+                    message=f"body exceeds {limit_mib} MiB",
                 )
             except IntakeBusy:
                 return _answer(
@@ -191,7 +213,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
                     None,
                     "busy",
                     verified=False,
-                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS), **CLOSE},
                     message="too many request bytes in flight; retry later",
                 )
             except BodyTimeout:
@@ -200,7 +222,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
                     None,
                     "timeout",
                     verified=False,
-                    headers={"Connection": "close"},
+                    headers=CLOSE,
                     message=f"body not received within {settings.body_timeout:g}s",
                 )
             try:
