@@ -85,6 +85,10 @@ def run_serve(args: argparse.Namespace) -> int:
     mode = " (dry run)" if args.dry_run else ""
     progress(f"listening on {args.host}:{args.port}{mode}")
     config = uvicorn_config(app, settings, host=args.host, port=args.port, log_level="info")
+    # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal to the handler it found
+    # installed; with the default one that would kill serve before it stops its workers.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    signal.signal(signal.SIGINT, lambda *_: None)
     try:
         uvicorn.Server(config).run()
     finally:
