@@ -276,6 +276,35 @@ async def saturation(client: RawClient, seconds: float, concurrency: int = 16) -
     return done / (time.perf_counter() - began)
 
 
+async def probe_healthz(port: int, until: float, interval: float = 0.02) -> list[float]:
+    """GET /healthz every ``interval`` on its own connection; each answer's latency.
+
+    /healthz answers on the event loop itself, so its latency is the loop's: any blocking
+    call there (a database commit, a file write) shows up in it.
+    """
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    latencies = []
+    try:
+        while time.perf_counter() < until:
+            began = time.perf_counter()
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            await writer.drain()
+            length = 0
+            await reader.readline()
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            await reader.readexactly(length)
+            latencies.append(time.perf_counter() - began)
+            await asyncio.sleep(interval)
+    except (OSError, asyncio.IncompleteReadError):
+        pass  # the server closed the probe (keep-alive limit); what was measured stands
+    finally:
+        writer.close()
+    return latencies
+
+
 KINDS = {
     "bare": "bare uvicorn 202",
     "intake": "prbot serve, worker busy",
@@ -292,7 +321,10 @@ async def measure(
         await offered_load(client, 200, 2 if kind != "bare" else 1)
         cpu_before, began = (children_cpu_seconds(pid), time.perf_counter())
         own_before = process_cpu_seconds(pid)
+        probe = asyncio.create_task(probe_healthz(port, time.perf_counter() + seconds))
         result = await offered_load(client, rate, seconds)
+        health = sorted(await probe) or [float("nan")]
+        result["healthz_p99_ms"] = 1000 * health[int(0.99 * (len(health) - 1))]
         # CPU per answered request: the server's own cost, whatever else shares the machine.
         result["cpu_ms"] = 1000 * (process_cpu_seconds(pid) - own_before) / result["requests"]
         result["saturation"] = await saturation(client, seconds / 2)
@@ -372,15 +404,15 @@ def main() -> None:
         "The load generator shares the cores with the servers.",
         "",
         "| Endpoint | Offered | Achieved req/s | p50 ms | p99 ms | p99 per round | "
-        "Saturation req/s (16 conn.) | Server CPU ms/req | Statuses |",
-        "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |",
+        "Saturation req/s (16 conn.) | Server CPU ms/req | /healthz p99 ms | Statuses |",
+        "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for kind, label in KINDS.items():
         r = medians[kind]
         lines.append(
             f"| {label} | {args.rate:g}/s | {r['throughput']:.0f} | {r['p50_ms']:.2f} | "
             f"{r['p99_ms']:.1f} | {r['p99_each']} | {r['saturation']:.0f} | "
-            f"{r['cpu_ms']:.2f} | {r['statuses']} |"
+            f"{r['cpu_ms']:.2f} | {r['healthz_p99_ms']:.1f} | {r['statuses']} |"
         )
     busy = runs["intake"]
     lines += [
@@ -410,7 +442,7 @@ def main() -> None:
 def _medians(rounds: list[dict]) -> dict:
     merged: dict = {
         key: statistics.median(r[key] for r in rounds)
-        for key in ("throughput", "p50_ms", "p99_ms", "saturation", "cpu_ms")
+        for key in ("throughput", "p50_ms", "p99_ms", "saturation", "cpu_ms", "healthz_p99_ms")
     }
     statuses: dict = {}
     for r in rounds:

@@ -35,6 +35,9 @@ Sha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$")]
 FullName = Annotated[str, Field(min_length=3, max_length=300, pattern=r"^[^/\s]+/[^/\s]+$")]
 Login = Annotated[str, Field(max_length=200)]
 ShortText = Annotated[str, Field(max_length=500)]
+# Where the worker fetches from: a web URL only (GitHub sends https; the test server http),
+# never file:, ssh or git's ext:: transports.
+CloneUrl = Annotated[str, Field(max_length=500, pattern=r"^https?://[^\s]+$")]
 
 
 class PayloadRejected(ValueError):
@@ -57,7 +60,7 @@ class Installation(_Model):
 
 class Repository(_Model):
     full_name: FullName
-    clone_url: ShortText | None = None
+    clone_url: CloneUrl | None = None
     html_url: ShortText | None = None
     default_branch: ShortText | None = None
 

@@ -69,3 +69,14 @@ def test_a_sandboxed_tool_never_sees_prbot_secrets(secret_environment, tmp_path)
     result = SandboxRunner(timeout=20).run(["env"], cwd=tmp_path, env={"UV_CACHE_DIR": "/c"})
     assert result.ok and "UV_CACHE_DIR=/c" in result.stdout
     _assert_clean(result.stdout)
+
+
+def test_a_mirror_fetch_refuses_local_transports(tmp_path, git_repo):
+    from bot.gitrepo import GitError
+    from bot.mirror import RepoMirror
+
+    sha = git_repo.commit({"a.txt": "a\n"})
+    # A clone URL naming a local path is never read, even if one got into the database.
+    mirror = RepoMirror(tmp_path / "data", "acme/widgets", f"file://{git_repo.path}")
+    with pytest.raises(GitError, match="transport 'file' not allowed"):
+        mirror.fetch_pull(None, 1, "main", sha, sha)

@@ -135,3 +135,12 @@ def test_unhandled_actions_are_not_validated_or_stored(engine, tmp_path):
         response = _post(url, "pull_request", body, "labeled")
         assert response.status_code == 200 and response.json()["status"] == "ignored"
     assert deliveries.count_deliveries(engine) == 0
+
+
+def test_a_clone_url_outside_the_web_transports_is_rejected(engine, tmp_path, pull_event):
+    with intake(engine, tmp_path) as url:
+        for guid, clone_url in [("file", "file:///etc"), ("ext", "ext::sh -c id")]:
+            body = _with(pull_event, "repository.clone_url", clone_url)
+            response = _post(url, "pull_request", body, guid)
+            assert response.status_code == 400
+            assert response.json()["message"].startswith("repository.clone_url:")

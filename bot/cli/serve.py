@@ -84,7 +84,11 @@ def run_serve(args: argparse.Namespace) -> int:
         ).start()
     mode = " (dry run)" if args.dry_run else ""
     progress(f"listening on {args.host}:{args.port}{mode}")
-    config = uvicorn_config(app, settings, host=args.host, port=args.port, log_level="info")
+    # No access log: one synchronous stderr write per request on the event loop; deliveries
+    # are counted in /metrics and refusals logged by the app.
+    config = uvicorn_config(
+        app, settings, host=args.host, port=args.port, log_level="info", access_log=False
+    )
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal to the handler it found
     # installed; with the default one that would kill serve before it stops its workers.
     signal.signal(signal.SIGTERM, lambda *_: None)
