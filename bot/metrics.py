@@ -95,6 +95,7 @@ DELIVERY_OUTCOMES = frozenset(
         "too_large",
         "busy",
         "timeout",
+        "disconnected",
         "error",
     }
 )

@@ -21,6 +21,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.requests import ClientDisconnect
 
 from bot.config import Settings
 from bot.intake_body import (
@@ -216,6 +217,10 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
                     headers={"Retry-After": str(RETRY_AFTER_SECONDS), **CLOSE},
                     message="too many request bytes in flight; retry later",
                 )
+            except ClientDisconnect:
+                # Gone before the body was in; nobody reads the answer.
+                count_delivery(None, "disconnected", verified=False)
+                return Response(status_code=400)
             except BodyTimeout:
                 return _answer(
                     408,

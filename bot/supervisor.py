@@ -126,7 +126,14 @@ class WorkerSupervisor:
                 if process is None:
                     if now >= slot.restart_at and not self._stop.is_set():
                         slot.restarts += 1
-                        self._spawn(slot)
+                        try:
+                            self._spawn(slot)
+                        except OSError as exc:  # fork or exec failed (memory, fd limits)
+                            log.error("worker %d could not start: %s", slot.index, exc)
+                            slot.backoff = min(
+                                max(slot.backoff * 2, FIRST_BACKOFF_SECONDS), MAX_BACKOFF_SECONDS
+                            )
+                            slot.restart_at = now + slot.backoff
                     continue
                 code = process.poll()
                 if code is None:
