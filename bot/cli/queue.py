@@ -98,6 +98,14 @@ def preview(error: str | None) -> str:
     return line if len(line) <= ERROR_PREVIEW_CHARS else line[: ERROR_PREVIEW_CHARS - 1] + "…"
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters (terminal escapes included) shown as ``?``.
+
+    Job keys, errors and rejection reasons carry text from payloads someone else wrote.
+    """
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
 def job_row(job: Job) -> list[str]:
     return [
         str(job.id),
@@ -106,8 +114,8 @@ def job_row(job: Job) -> list[str]:
         str(job.attempts),
         when(job.created_at),
         when(job.run_after),
-        job.dedupe_key or "-",
-        preview(job.last_error),
+        printable(job.dedupe_key or "-"),
+        printable(preview(job.last_error)),
     ]
 
 
@@ -163,11 +171,10 @@ def list_rejected(args: argparse.Namespace) -> int:
         [
             str(d.id),
             when(d.received_at),
-            d.event,
-            d.action or "-",
-            d.guid,
-            # The reason names a field of a payload someone else wrote: one line, printable.
-            "".join(ch if ch.isprintable() else "?" for ch in (d.reason or "")),
+            printable(d.event),
+            printable(d.action or "-"),
+            printable(d.guid),
+            printable(d.reason or ""),
         ]
         for d in found
     ]
