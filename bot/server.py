@@ -3,9 +3,10 @@
 ``POST /webhooks/github`` streams the body through the HMAC into a spool (bounded in size,
 time and bytes in flight across connections), checks the signature against every
 configured secret, drops events prbot does not handle without storing them, validates the
-fields prbot reads (bot/payloads.py) and records the rest: delivery + queue job, one
-transaction, on a worker thread so the event loop never waits on the database. A signed
-delivery that does not validate is stored as ``rejected`` with its reason, answered 400.
+fields prbot reads (bot/payloads.py) and records the rest: delivery + queue job, in batched
+transactions on one writer thread (bot/intake_writer.py), so the event loop never waits on
+the database. A signed delivery that does not validate is stored as ``rejected`` with its
+reason, answered 400.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -32,19 +32,16 @@ from bot.intake_body import (
     IntakeBusy,
     read_signed_body,
 )
+from bot.intake_writer import DeliveryWriter
 from bot.metrics import REGISTRY, QueueDepthCollector, count_delivery, exposition
-from bot.store import db, deliveries
+from bot.store import db
 from bot.store.queue import Queue
 from bot.webhooks import (
     HANDLED_ACTIONS,
-    Delivery,
-    DeliveryRejected,
     SignatureCheck,
     WebhookError,
     check_signature_header,
-    classify,
     delivery_headers,
-    validate,
 )
 
 log = logging.getLogger(__name__)
@@ -75,43 +72,6 @@ def _answer(
     return JSONResponse({"status": outcome, **extra}, status_code=status, headers=headers)
 
 
-def store_delivery(engine: Engine, headers: dict[str, str], body: bytes) -> tuple[int, str, str]:
-    """Parse, validate and store one verified delivery: (HTTP status, outcome, message).
-
-    Runs on a worker thread: the JSON parse and the database commit stay off the loop.
-    """
-    try:
-        delivery = classify(headers, body)
-        if not delivery.handled:
-            return 200, "ignored", ""
-        validate(delivery)
-    except DeliveryRejected as exc:
-        deliveries.record_rejected_delivery(
-            engine,
-            guid=exc.guid,
-            event=exc.event,
-            action=exc.action,
-            body=body,
-            reason=exc.reason,
-        )
-        log.warning("delivery %s (%s) rejected: %s", exc.guid, exc.event, exc.reason)
-        return 400, "rejected", exc.reason
-    stored = _record(engine, delivery, body)
-    return (202, "accepted", "") if stored else (200, "duplicate", "")
-
-
-def _record(engine: Engine, delivery: Delivery, body: bytes) -> bool:
-    return deliveries.record_delivery(
-        engine,
-        guid=delivery.guid,
-        event=delivery.event,
-        action=delivery.action,
-        repo=delivery.repo,
-        installation_id=delivery.installation_id,
-        body=body,
-    )
-
-
 def start_worker_threads(
     worker_factory,
     queue: Queue,
@@ -136,6 +96,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
     queue = Queue(engine, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
     collector = QueueDepthCollector(queue.depth)
     budget = InflightBudget(settings.max_inflight_bytes)
+    writer = DeliveryWriter(engine)
     spool_dir = settings.data_dir / "intake"
 
     @asynccontextmanager
@@ -147,6 +108,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
         # Startup objects (routes, models, templates) never die; keeping them out of the
         # collector's generations shortens the GC pauses that show up as tail latency.
         gc.freeze()
+        writer.start()
         stop = threading.Event()
         threads = (
             start_worker_threads(worker_factory, queue, settings.worker_threads, stop)
@@ -159,6 +121,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             stop.set()
             for thread in threads:
                 thread.join(timeout=30)
+            writer.stop()
             try:
                 REGISTRY.unregister(collector)
             except KeyError:
@@ -248,9 +211,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             spool.close()
             budget.release(claimed)
         try:
-            status, outcome, message = await run_in_threadpool(
-                store_delivery, engine, headers, body
-            )
+            stored = await writer.store(headers, body)
         except WebhookError as exc:  # 415: a content type GitHub never sends
             return _answer(exc.status, event, "malformed", verified=True, message=str(exc))
         except SQLAlchemyError as exc:
@@ -263,8 +224,8 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
                 message="storage unavailable; redeliver later",
             )
-        extra = {"message": message} if message else {}
-        return _answer(status, event, outcome, verified=True, **extra)
+        extra = {"message": stored.message} if stored.message else {}
+        return _answer(stored.status, event, stored.outcome, verified=True, **extra)
 
     @app.get("/healthz")
     async def healthz() -> PlainTextResponse:

@@ -164,17 +164,22 @@ def test_unsigned_posts_with_random_event_names_add_no_metric_series(tmp_path):
     with ServeProcess(tmp_path, "--no-worker", "--dry-run") as serve:
 
         def unsigned(count: int) -> None:
-            # Raw keep-alive requests on one connection: the client stays cheap.
+            # Pipelined on one keep-alive connection (a writer thread, answers read here):
+            # the server works back to back and the client stays cheap.
+            requests = [
+                b"POST /webhooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\nX-GitHub-Event: "
+                + (uuid.uuid4().hex * 250).encode()  # 8,000 characters
+                + b"\r\nContent-Length: 2\r\n\r\n{}"
+                for _ in range(count)
+            ]
             with _connect(serve.port) as sock:
+                writer = threading.Thread(target=sock.sendall, args=(b"".join(requests),))
+                writer.start()
                 pending = b""
                 for _ in range(count):
-                    name = uuid.uuid4().hex * 250  # 8,000 characters
-                    sock.sendall(
-                        b"POST /webhooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                        b"X-GitHub-Event: " + name.encode() + b"\r\nContent-Length: 2\r\n\r\n{}"
-                    )
                     status, pending = _read_response(sock, pending)
                     assert status == 401
+                writer.join()
 
         unsigned(1)  # the one "unverified" series now exists
         before = httpx.get(f"{serve.url}/metrics", timeout=20).text
