@@ -13,10 +13,12 @@ import asyncio
 import logging
 import queue
 import threading
-from concurrent.futures import Future
+import time
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from bot.store import deliveries
 from bot.webhooks import DeliveryRejected, classify, validate
@@ -24,6 +26,9 @@ from bot.webhooks import DeliveryRejected, classify, validate
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 64
+SQLITE_LOCK_WAIT_SECONDS = 10.0
+SQLITE_RETRY_SECONDS = 0.001
+SQLITE_BUSY_TIMEOUT_MS = 10000  # what bot.store.db sets on every connection
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,19 @@ class Stored:
     status: int
     outcome: str
     message: str = ""
+
+
+def _resolve(future: Future, result: Stored | None = None, *, error: BaseException | None = None):
+    """Answer one request; one that was cancelled (client gone) is skipped."""
+    if future.done():
+        return
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        pass  # cancelled between the check and the answer
 
 
 @dataclass
@@ -89,7 +107,12 @@ class DeliveryWriter:
                     self._queue.put(None)  # stop after this batch
                     break
                 batch.append(item)
-            self._write(batch)
+            try:
+                self._write(batch)
+            except Exception as exc:  # noqa: BLE001 - the writer must outlive any batch
+                log.exception("intake writer failed a batch")
+                for pending in batch:
+                    _resolve(pending.future, error=exc)
 
     def _write(self, batch: list[_Pending]) -> None:
         incoming: list[deliveries.IncomingDelivery] = []
@@ -98,28 +121,52 @@ class DeliveryWriter:
             try:
                 item = self._prepare(pending)
             except Exception as exc:  # noqa: BLE001 - e.g. WebhookError 415, for that request
-                pending.future.set_exception(exc)
+                _resolve(pending.future, error=exc)
                 continue
             if isinstance(item, Stored):
-                pending.future.set_result(item)
+                _resolve(pending.future, item)
                 continue
             incoming.append(item)
             waiting.append((pending, item))
         if not incoming:
             return
         try:
-            results = deliveries.record_deliveries(self._engine, incoming)
+            results = self._commit(incoming)
         except Exception as exc:  # noqa: BLE001 - every request of the batch gets the error
             for pending, _ in waiting:
-                pending.future.set_exception(exc)
+                _resolve(pending.future, error=exc)
             return
         for (pending, item), new in zip(waiting, results, strict=True):
             if item.reason is not None:
-                pending.future.set_result(Stored(400, "rejected", item.reason))
+                _resolve(pending.future, Stored(400, "rejected", item.reason))
             elif new:
-                pending.future.set_result(Stored(202, "accepted"))
+                _resolve(pending.future, Stored(202, "accepted"))
             else:
-                pending.future.set_result(Stored(200, "duplicate"))
+                _resolve(pending.future, Stored(200, "duplicate"))
+
+    def _commit(self, incoming: list[deliveries.IncomingDelivery]) -> list[bool]:
+        if self._engine.dialect.name != "sqlite":
+            return deliveries.record_deliveries(self._engine, incoming)
+        # SQLite's own busy handler sleeps up to 100 ms between tries, so against a worker
+        # process that takes the write lock often and briefly it waits far longer than the
+        # lock is held. Here the lock is asked for without waiting, again every millisecond.
+        deadline = time.monotonic() + SQLITE_LOCK_WAIT_SECONDS
+        with self._engine.connect() as connection:
+            # On the driver connection: through SQLAlchemy the PRAGMA would begin (and take
+            # the write lock for) a transaction of its own.
+            raw = connection.connection.dbapi_connection
+            raw.execute("PRAGMA busy_timeout=0")
+            try:
+                while True:
+                    try:
+                        with connection.begin():
+                            return deliveries.insert_deliveries(connection, incoming)
+                    except OperationalError as exc:
+                        if "locked" not in str(exc) or time.monotonic() > deadline:
+                            raise
+                        time.sleep(SQLITE_RETRY_SECONDS)
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
     @staticmethod
     def _prepare(pending: _Pending) -> deliveries.IncomingDelivery | Stored:

@@ -93,32 +93,37 @@ def record_deliveries(engine: sa.Engine, incoming: list[IncomingDelivery]) -> li
     the database once per batch instead of once per request. Returns, per delivery, whether
     it was new (False for a known GUID, earlier in the database or in this batch).
     """
+    with engine.begin() as connection:
+        return insert_deliveries(connection, incoming)
+
+
+def insert_deliveries(connection: sa.Connection, incoming: list[IncomingDelivery]) -> list[bool]:
+    """:func:`record_deliveries` inside the caller's open transaction."""
     now = utcnow()
     results = []
-    with engine.begin() as connection:
-        insert = _insert_unless_known(connection.dialect.name)
-        for item in incoming:
-            row = {
-                "guid": item.guid,
-                "event": item.event,
-                "action": item.action,
-                "repo": item.repo,
-                "installation_id": item.installation_id,
-                "body": bytes(item.body),
-                "received_at": now,
-                "status": "rejected" if item.reason is not None else "accepted",
-                "reason": item.reason,
-            }
-            delivery_id = connection.execute(insert, row).scalar_one_or_none()
-            results.append(delivery_id is not None)
-            if delivery_id is not None and item.reason is None:
-                enqueue_job(
-                    connection,
-                    DELIVERY_JOB_KIND,
-                    {"delivery_id": delivery_id},
-                    run_after=now,
-                    now=now,
-                )
+    insert = _insert_unless_known(connection.dialect.name)
+    for item in incoming:
+        row = {
+            "guid": item.guid,
+            "event": item.event,
+            "action": item.action,
+            "repo": item.repo,
+            "installation_id": item.installation_id,
+            "body": bytes(item.body),
+            "received_at": now,
+            "status": "rejected" if item.reason is not None else "accepted",
+            "reason": item.reason,
+        }
+        delivery_id = connection.execute(insert, row).scalar_one_or_none()
+        results.append(delivery_id is not None)
+        if delivery_id is not None and item.reason is None:
+            enqueue_job(
+                connection,
+                DELIVERY_JOB_KIND,
+                {"delivery_id": delivery_id},
+                run_after=now,
+                now=now,
+            )
     return results
 
 
