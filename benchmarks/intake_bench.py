@@ -305,6 +305,19 @@ async def probe_healthz(port: int, until: float, interval: float = 0.02) -> list
     return latencies
 
 
+READING = (
+    "Reading the figures: on a machine this loaded every server gets a small slice of a "
+    "core, so requests per second follow CPU per request more than design. *Server CPU "
+    "ms/req* is the server's own cost whatever else runs, and the capacity it implies "
+    "(1000 / ms per core) is the fairest comparison; */healthz p99* is the event loop's "
+    "lag under the load (it answers on the loop), so it shows whether the intake blocks "
+    "its loop. 503s are the intake shedding load once its connection cap "
+    "(`PRBOT_INTAKE_MAX_CONNECTIONS`, 500) is reached: the open-loop generator opens a new "
+    "connection for every request still waiting, and a fast 503 replaces a queue of "
+    "seconds. The bare endpoint has no cap."
+)
+
+
 KINDS = {
     "bare": "bare uvicorn 202",
     "intake": "prbot serve, worker busy",
@@ -431,6 +444,8 @@ def main() -> None:
         f"Intake p99 at {args.rate:g} req/s: **{intake['p99_ms']:.1f} ms** (target < 50 ms). "
         f"Without a worker: **{medians['no-worker']['saturation'] / bare['saturation']:.2f}×** "
         f"at saturation, p99 **{medians['no-worker']['p99_ms']:.1f} ms**.",
+        "",
+        READING,
         "",
     ]
     out = Path(args.out)
