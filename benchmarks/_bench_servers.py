@@ -1,4 +1,5 @@
-"""The two servers the intake benchmark compares, each run in its own process."""
+"""The servers of the intake benchmark, each run in its own process: the bare endpoint,
+the intake app alone, and the local GitHub test server the busy workers fetch from."""
 
 from __future__ import annotations
 
@@ -37,7 +38,42 @@ def intake_app():  # noqa: ANN201
     return create_app(settings, engine)
 
 
+def github_server(directory: str) -> None:
+    """A repository with a few PRs; writes the App key, the URL and one event per PR to
+    ``directory`` and serves until killed, so workers have real fetches to do."""
+    import json
+    import signal
+    import threading
+    from pathlib import Path
+
+    from bot.testing.github_server import FakeGitHub
+
+    root = Path(directory)
+    gh = FakeGitHub(root=root / "github").start()
+    gh.add_installation(1, "acme")
+    files = {f"pkg/mod{i}.py": f"VALUE_{i} = {i}\n" * 40 for i in range(40)}
+    gh.create_repo("acme/widgets", installation_id=1, files=files)
+    events = []
+    for number in range(8):
+        gh.commit("acme/widgets", f"feature{number}", {f"pkg/new{number}.py": "x = 1\n"})
+        pull = gh.open_pull_request(
+            "acme/widgets", head_branch=f"feature{number}", title=f"Bench {number}", body="A body"
+        )
+        gh.push("acme/widgets", pull["number"], {f"pkg/more{number}.py": "y = 1\n"})
+        events.append(gh.pull_request_event("acme/widgets", pull["number"], "synchronize"))
+    (root / "app.pem").write_text(gh.private_key_pem)
+    (root / "events.json").write_text(json.dumps(events))
+    (root / "github.json").write_text(json.dumps({"url": gh.url, "app_id": gh.app_id}))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait()
+    gh.stop()
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "github":
+        github_server(sys.argv[2])
+        sys.exit(0)
     kind, port = sys.argv[1], int(sys.argv[2])
     app = bare_app if kind == "bare" else intake_app()
     uvicorn.run(

@@ -24,6 +24,13 @@ def _float(name: str, default: float) -> float:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
 
 
+def _positive(name: str, default: float) -> float:
+    value = _float(name, default)
+    if value <= 0:
+        raise ConfigError(f"{name} must be above 0, got {value:g}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     webhook_secrets: tuple[str, ...] = ()
@@ -47,6 +54,16 @@ class Settings:
     github_request_interval: float = 0.25
     github_write_interval: float = 1.0
     max_body_bytes: int = MAX_BODY_BYTES
+    # Intake limits against slow and partial requests (see README "Configuration").
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive_timeout: float = 5.0
+    max_connections: int = 500
+    max_inflight_bytes: int = 100 * 1024 * 1024
+    # `prbot serve` runs its workers as this many supervised processes.
+    worker_processes: int = 1
+    # Address-space limit of each worker process (RLIMIT_AS), MiB; 0 for none.
+    worker_memory_mb: int = 4096
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -70,6 +87,13 @@ class Settings:
             "github_timeout": _float("PRBOT_GITHUB_TIMEOUT", 30.0),
             "github_request_interval": _float("PRBOT_GITHUB_REQUEST_INTERVAL", 0.25),
             "github_write_interval": _float("PRBOT_GITHUB_WRITE_INTERVAL", 1.0),
+            "header_timeout": _positive("PRBOT_INTAKE_HEADER_TIMEOUT", 10.0),
+            "body_timeout": _positive("PRBOT_INTAKE_BODY_TIMEOUT", 30.0),
+            "keep_alive_timeout": _positive("PRBOT_INTAKE_KEEP_ALIVE", 5.0),
+            "max_connections": int(_positive("PRBOT_INTAKE_MAX_CONNECTIONS", 500)),
+            "max_inflight_bytes": int(_positive("PRBOT_INTAKE_MAX_INFLIGHT_MB", 100) * 1024**2),
+            "worker_processes": int(_positive("PRBOT_WORKER_PROCESSES", 1)),
+            "worker_memory_mb": int(_float("PRBOT_WORKER_MEMORY_MB", 4096)),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

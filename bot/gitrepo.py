@@ -7,11 +7,15 @@ files and diffs as plain data.
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+from bot.childenv import allowlisted_environment
+
+# Set on every git call: no credential prompt can hang a worker, and messages are parseable.
+GIT_BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 
 class GitError(RuntimeError):
@@ -26,9 +30,8 @@ def run_git(
     env: dict[str, str] | None = None,
     timeout: float = 300,
 ) -> bytes:
-    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    if env:
-        full_env.update(env)
+    """Run git in ``repo``; its environment is the allowlist plus ``env`` (see bot.childenv)."""
+    full_env = allowlisted_environment({**GIT_BASE_ENV, **(env or {})})
     try:
         proc = subprocess.run(
             ["git", "-C", str(repo), *args],
@@ -85,6 +88,7 @@ class BlobReader:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                env=allowlisted_environment(GIT_BASE_ENV),
             )
         return self._proc
 

@@ -5,11 +5,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+# The intake's own metrics (this process).
 REGISTRY = CollectorRegistry(auto_describe=True)
+# What workers measure. In worker threads of this process it is read directly; worker
+# processes write it to files (prometheus_client's multiprocess mode, switched on by
+# MULTIPROCESS_ENV in their environment) that the intake reads at scrape time.
+WORKER_REGISTRY = CollectorRegistry(auto_describe=True)
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_worker_metrics_dir: Path | None = None
 
 DELIVERIES = Counter(
     "prbot_deliveries_total",
@@ -22,26 +32,165 @@ JOB_LATENCY = Histogram(
     "Time from enqueue to completion",
     ["kind", "outcome"],
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
-    registry=REGISTRY,
+    registry=WORKER_REGISTRY,
 )
 GITHUB_CALLS = Counter(
     "prbot_github_calls_total",
     "GitHub REST/GraphQL calls by endpoint and status",
     ["method", "endpoint", "status"],
-    registry=REGISTRY,
+    registry=WORKER_REGISTRY,
 )
 
-_ID = re.compile(r"/\d+(?=/|$)")
-_REPO = re.compile(r"^/repos/[^/]+/[^/]+")
-_SHA = re.compile(r"/[0-9a-f]{40}(?=/|$)")
+
+def read_worker_processes(directory: Path | None) -> None:
+    """Export worker metrics from the files worker processes write in ``directory``
+    (None: from this process's worker threads)."""
+    global _worker_metrics_dir
+    _worker_metrics_dir = directory
+
+
+def exposition() -> tuple[bytes, str]:
+    """The /metrics body and its content type: the intake's metrics, then the workers'."""
+    if _worker_metrics_dir is not None:
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        workers = CollectorRegistry()
+        MultiProcessCollector(workers, path=str(_worker_metrics_dir))
+    else:
+        workers = WORKER_REGISTRY
+    return generate_latest(REGISTRY) + generate_latest(workers), CONTENT_TYPE_LATEST
+
+
+# Labels are a closed set: a label value from outside it (an unsigned header, a user name, a
+# branch in a URL) would let anyone grow the registry, and every scrape, without bound.
+KNOWN_EVENTS = frozenset(
+    {
+        "pull_request",
+        "issue_comment",
+        "installation",
+        "installation_repositories",
+        "ping",
+        "check_run",
+        "check_suite",
+        "push",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "issues",
+        "status",
+        "workflow_run",
+    }
+)
+OTHER_EVENT = "other"
+# The event label of a request whose signature was not (yet) checked: its headers are anyone's.
+UNVERIFIED_EVENT = "unverified"
+DELIVERY_OUTCOMES = frozenset(
+    {
+        "accepted",
+        "duplicate",
+        "ignored",
+        "pong",
+        "rejected",
+        "bad_signature",
+        "malformed",
+        "too_large",
+        "busy",
+        "timeout",
+        "disconnected",
+        "error",
+    }
+)
+
+
+def event_label(event: str | None, *, verified: bool) -> str:
+    """The ``event`` label for a delivery: a known event name, ``other`` or ``unverified``."""
+    if not verified:
+        return UNVERIFIED_EVENT
+    return event if event in KNOWN_EVENTS else OTHER_EVENT
+
+
+def count_delivery(event: str | None, outcome: str, *, verified: bool) -> None:
+    DELIVERIES.labels(
+        event_label(event, verified=verified),
+        outcome if outcome in DELIVERY_OUTCOMES else "error",
+    ).inc()
+
+
+# Path words of the REST API prbot calls; any other segment (a login, a branch, a file path)
+# becomes ``{x}``, so no value a user chose becomes a label.
+KNOWN_PATH_SEGMENTS = frozenset(
+    {
+        "access_tokens",
+        "app",
+        "branches",
+        "check-runs",
+        "check-suites",
+        "collaborators",
+        "comments",
+        "commits",
+        "compare",
+        "contents",
+        "events",
+        "files",
+        "git",
+        "graphql",
+        "heads",
+        "hooks",
+        "installation",
+        "installations",
+        "issues",
+        "labels",
+        "members",
+        "orgs",
+        "permission",
+        "pulls",
+        "rate_limit",
+        "reactions",
+        "refs",
+        "repos",
+        "repositories",
+        "reviews",
+        "search",
+        "status",
+        "statuses",
+        "timeline",
+        "user",
+        "users",
+    }
+)
+MAX_PATH_SEGMENTS = 8
+HTTP_METHODS = frozenset({"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD"})
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def endpoint_template(path: str) -> str:
-    """'/repos/o/r/issues/12/comments?page=2' -> '/repos/{repo}/issues/{n}/comments'."""
-    path = path.split("?", 1)[0]
-    path = _REPO.sub("/repos/{repo}", path)
-    path = _SHA.sub("/{sha}", path)
-    return _ID.sub("/{n}", path)
+    """'/repos/o/r/issues/12/comments?page=2' -> '/repos/{repo}/issues/{n}/comments'.
+
+    A bounded set of values: known path words, ``{repo}``, ``{n}``, ``{sha}``, else ``{x}``.
+    """
+    path = urlsplit(path).path if "://" in path else path.split("?", 1)[0]
+    parts = [part for part in path.split("/") if part]
+    if parts[:2] == ["api", "v3"]:  # GitHub Enterprise Server's prefix
+        parts = parts[2:]
+    template: list[str] = []
+    index = 0
+    while index < len(parts) and len(template) < MAX_PATH_SEGMENTS:
+        part = parts[index]
+        if part == "repos" and index + 1 < len(parts):
+            template += ["repos", "{repo}"]
+            index += 3
+            continue
+        if part.isdigit():
+            template.append("{n}")
+        elif _SHA.fullmatch(part):
+            template.append("{sha}")
+        elif part in KNOWN_PATH_SEGMENTS:
+            template.append(part)
+        else:
+            template.append("{x}")
+        index += 1
+    if index < len(parts):
+        template.append("…")
+    return "/" + "/".join(template)
 
 
 class QueueDepthCollector:
@@ -84,7 +233,11 @@ class GitHubCallLogger(logging.Logger):
         if len(args) >= 7 and isinstance(args[0], str) and isinstance(args[3], str):
             verb, url, status = args[0], args[3], args[6]
             code = status if isinstance(status, int) else 0
-            GITHUB_CALLS.labels(verb, endpoint_template(url), str(code)).inc()
+            GITHUB_CALLS.labels(
+                verb if verb in HTTP_METHODS else "OTHER",
+                endpoint_template(url),
+                str(code) if 0 <= code < 600 else "0",
+            ).inc()
             for listener in self.listeners:
                 listener(verb, url, code)
 

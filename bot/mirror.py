@@ -9,6 +9,10 @@ from pathlib import Path
 
 from bot.gitrepo import GitError, auth_env, run_git
 
+# Fetches go over the web transports only: a clone URL or a redirect can never make git
+# read a local path (file://) or run a command (ext::, ssh's ProxyCommand).
+FETCH_ENV = {"GIT_ALLOW_PROTOCOL": "https:http"}
+
 
 class StaleHead(RuntimeError):
     """The PR head this job was for is no longer fetchable (force-pushed away)."""
@@ -61,7 +65,7 @@ class RepoMirror:
             run_git(
                 self.path,
                 ["fetch", "--quiet", "--no-tags", "origin", *refspecs],
-                env=auth_env(token),
+                env={**auth_env(token), **FETCH_ENV},
             )
             missing = [sha for sha in (head_sha, base_sha) if not self.has_commit(sha)]
             if missing:
@@ -70,7 +74,7 @@ class RepoMirror:
                     run_git(
                         self.path,
                         ["fetch", "--quiet", "--no-tags", "origin", *missing],
-                        env=auth_env(token),
+                        env={**auth_env(token), **FETCH_ENV},
                     )
                 except GitError as exc:
                     raise StaleHead(

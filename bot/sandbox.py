@@ -17,27 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Variables a tool legitimately needs; everything else, tokens included, is dropped.
-# TLS trust and proxy settings are the machine's, not secrets: without them uv cannot
-# reach an index behind a corporate proxy or a private CA.
-_PASSED_THROUGH = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "TZ",
-    "TMPDIR",
-    "SYSTEMROOT",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-)
+from bot.childenv import allowlisted_environment
 
 
 @dataclass(frozen=True)
@@ -87,12 +67,8 @@ class SandboxRunner:
                     os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
 
     def environment(self, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}
-        env["HOME"] = str(home)
-        env.update(self.extra_env)
-        if extra:
-            env.update(extra)
-        return env
+        """The allowlist (bot.childenv), HOME in the work tree, then the caller's settings."""
+        return allowlisted_environment({"HOME": str(home), **self.extra_env, **(extra or {})})
 
     def run(
         self,

@@ -1,13 +1,16 @@
-"""The webhook intake: verify, dedupe, store, answer 202. No GitHub call in the request.
+"""The webhook intake: verify, validate, store, answer 202. No GitHub call in the request.
 
-``POST /webhooks/github`` reads the body with a size cap while streaming, checks the
-signature against every configured secret, drops events prbot does not handle without
-storing them, and records the rest (delivery + queue job, one transaction).
+``POST /webhooks/github`` streams the body through the HMAC into a spool (bounded in size,
+time and bytes in flight across connections), checks the signature against every
+configured secret, drops events prbot does not handle without storing them, validates the
+fields prbot reads (bot/payloads.py) and records the rest: delivery + queue job, in batched
+transactions on one writer thread (bot/intake_writer.py), so the event loop never waits on
+the database. A signed delivery that does not validate is stored as ``rejected`` with its
+reason, answered 400.
 """
 
 from __future__ import annotations
 
-import functools
 import gc
 import logging
 import threading
@@ -15,42 +18,58 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from prometheus_client import generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.requests import ClientDisconnect
 
 from bot.config import Settings
-from bot.metrics import DELIVERIES, REGISTRY, QueueDepthCollector
-from bot.store import db, deliveries
+from bot.intake_body import (
+    BodySpool,
+    BodyTimeout,
+    BodyTooLarge,
+    InflightBudget,
+    IntakeBusy,
+    read_signed_body,
+)
+from bot.intake_writer import DeliveryWriter
+from bot.metrics import REGISTRY, QueueDepthCollector, count_delivery, exposition
+from bot.store import db
 from bot.store.queue import Queue
-from bot.webhooks import WebhookError, parse_delivery
+from bot.webhooks import (
+    HANDLED_ACTIONS,
+    SignatureCheck,
+    WebhookError,
+    check_signature_header,
+    delivery_headers,
+)
 
 log = logging.getLogger(__name__)
 
-
-class BodyTooLarge(Exception):
-    pass
-
-
-async def read_capped(request: Request, limit: int) -> bytes:
-    """The request body, refusing as soon as it passes ``limit`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+RETRY_AFTER_SECONDS = 5
+# On answers sent before the body was read in full: uvicorn would otherwise keep the
+# connection and read (and discard) the rest of an upload nobody wants.
+CLOSE = {"Connection": "close"}
+# A refused body up to this size is cheaper to read and drop than a new connection.
+DRAIN_BYTES = 64 * 1024
 
 
-def _answer(status: int, event: str, outcome: str, **extra: Any) -> JSONResponse:
-    DELIVERIES.labels(event or "unknown", outcome).inc()
-    return JSONResponse({"status": outcome, **extra}, status_code=status)
+def _close_unless_small(request: Request) -> dict[str, str]:
+    declared = request.headers.get("content-length", "")
+    return {} if declared.isdigit() and int(declared) <= DRAIN_BYTES else CLOSE
+
+
+def _answer(
+    status: int,
+    event: str | None,
+    outcome: str,
+    *,
+    verified: bool,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    count_delivery(event, outcome, verified=verified)
+    return JSONResponse({"status": outcome, **extra}, status_code=status, headers=headers)
 
 
 def start_worker_threads(
@@ -73,10 +92,12 @@ def start_worker_threads(
 
 def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> FastAPI:
     """The ASGI app. ``worker_factory`` (if given) starts ``settings.worker_threads``
-    in-process workers."""
+    in-process worker threads (the demo and tests; ``prbot serve`` runs worker processes)."""
     queue = Queue(engine, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
     collector = QueueDepthCollector(queue.depth)
-    in_process_db = engine.dialect.name == "sqlite"
+    budget = InflightBudget(settings.max_inflight_bytes)
+    writer = DeliveryWriter(engine)
+    spool_dir = settings.data_dir / "intake"
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # noqa: ANN202
@@ -87,6 +108,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
         # Startup objects (routes, models, templates) never die; keeping them out of the
         # collector's generations shortens the GC pauses that show up as tail latency.
         gc.freeze()
+        writer.start()
         stop = threading.Event()
         threads = (
             start_worker_threads(worker_factory, queue, settings.worker_threads, stop)
@@ -99,6 +121,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             stop.set()
             for thread in threads:
                 thread.join(timeout=30)
+            writer.stop()
             try:
                 REGISTRY.unregister(collector)
             except KeyError:
@@ -106,45 +129,107 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
 
     app = FastAPI(title="prbot", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.queue = queue
+    app.state.inflight = budget
+    app.state.settings = settings
 
     @app.post("/webhooks/github")
     async def github_webhook(request: Request) -> Response:
-        event = request.headers.get("x-github-event", "")
+        # Nothing from the headers is trusted (or becomes a metric label) before the
+        # signature over the whole body has checked.
         try:
-            body = await read_capped(request, settings.max_body_bytes)
-        except BodyTooLarge:
-            return _answer(413, event, "too_large", message="body exceeds 25 MiB")
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        try:
-            delivery = parse_delivery(headers, body, settings.webhook_secrets)
+            signature = check_signature_header(request.headers.get("x-hub-signature-256"))
+            check = SignatureCheck(settings.webhook_secrets)
         except WebhookError as exc:
-            outcome = {401: "bad_signature", 400: "malformed", 415: "malformed"}.get(
-                exc.status, "error"
+            outcome = "bad_signature" if exc.status == 401 else "error"
+            return _answer(
+                exc.status,
+                None,
+                outcome,
+                verified=False,
+                headers=_close_unless_small(request),
+                message=str(exc),
             )
-            return _answer(exc.status, event, outcome, message=str(exc))
-        if delivery.event == "ping":
-            return _answer(200, event, "pong")
-        if not delivery.handled:
-            return _answer(200, event, "ignored")
-        record = functools.partial(
-            deliveries.record_delivery,
-            engine,
-            guid=delivery.guid,
-            event=delivery.event,
-            action=delivery.action,
-            repo=delivery.repo,
-            installation_id=delivery.installation_id,
-            body=body,
-        )
-        # SQLite commits in-process in a fraction of a millisecond, less than a thread hop
-        # costs; a networked database goes through a thread so it never stalls the loop.
-        stored = record() if in_process_db else await run_in_threadpool(record)
-        if not stored:
-            return _answer(200, event, "duplicate")
-        return _answer(202, event, "accepted")
+        spool = BodySpool(spool_dir)
+        claimed = 0
+        try:
+            try:
+                claimed = await read_signed_body(
+                    request,
+                    check,
+                    spool,
+                    budget,
+                    limit=settings.max_body_bytes,
+                    timeout=settings.body_timeout,
+                )
+            except BodyTooLarge:
+                limit_mib = settings.max_body_bytes // (1024 * 1024)
+                return _answer(
+                    413,
+                    None,
+                    "too_large",
+                    verified=False,
+                    headers=CLOSE,
+                    message=f"body exceeds {limit_mib} MiB",
+                )
+            except IntakeBusy:
+                return _answer(
+                    503,
+                    None,
+                    "busy",
+                    verified=False,
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS), **CLOSE},
+                    message="too many request bytes in flight; retry later",
+                )
+            except ClientDisconnect:
+                # Gone before the body was in; nobody reads the answer.
+                count_delivery(None, "disconnected", verified=False)
+                return Response(status_code=400)
+            except BodyTimeout:
+                return _answer(
+                    408,
+                    None,
+                    "timeout",
+                    verified=False,
+                    headers=CLOSE,
+                    message=f"body not received within {settings.body_timeout:g}s",
+                )
+            try:
+                check.verify(signature)
+            except WebhookError as exc:
+                return _answer(401, None, "bad_signature", verified=False, message=str(exc))
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            try:
+                event, _guid = delivery_headers(headers)
+            except WebhookError as exc:
+                return _answer(exc.status, None, "malformed", verified=True, message=str(exc))
+            if event == "ping":
+                return _answer(200, event, "pong", verified=True)
+            if event not in HANDLED_ACTIONS:
+                return _answer(200, event, "ignored", verified=True)
+            body = await spool.read()
+        finally:
+            spool.close()
+            budget.release(claimed)
+        try:
+            stored = await writer.store(headers, body)
+        except WebhookError as exc:  # 415: a content type GitHub never sends
+            return _answer(exc.status, event, "malformed", verified=True, message=str(exc))
+        except SQLAlchemyError as exc:
+            log.error("could not store delivery: %s", exc)
+            return _answer(
+                503,
+                event,
+                "error",
+                verified=True,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+                message="storage unavailable; redeliver later",
+            )
+        extra = {"message": stored.message} if stored.message else {}
+        return _answer(stored.status, event, stored.outcome, verified=True, **extra)
 
     @app.get("/healthz")
-    def healthz() -> PlainTextResponse:
+    async def healthz() -> PlainTextResponse:
+        # On the loop itself (no thread hop): it answers exactly when the loop is free.
         return PlainTextResponse("ok")
 
     @app.get("/readyz")
@@ -155,6 +240,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
 
     @app.get("/metrics")
     def metrics() -> Response:
-        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+        body, content_type = exposition()
+        return Response(body, media_type=content_type)
 
     return app

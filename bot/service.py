@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from bot.config import ConfigError, Settings
 from bot.github_app import GitHubApp
+from bot.httpserver import uvicorn_config
 from bot.server import create_app
 from bot.store import db
 from bot.store.queue import Queue
@@ -59,8 +60,15 @@ class ThreadedServer:
     """uvicorn on a background thread (demo, tests, benchmarks); ``url`` once started."""
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.config = uvicorn.Config(
-            app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
+        settings = getattr(app.state, "settings", None) or Settings()
+        self.config = uvicorn_config(
+            app,
+            settings,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
         )
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)

@@ -45,62 +45,50 @@ def test_worker_with_unreadable_key_is_one_clear_line(tmp_path):
     assert "PRBOT_PRIVATE_KEY_PATH" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_replay_signs_and_sends_a_payload_file(tmp_path, capsys):
+def test_replay_signs_with_the_secret_from_the_environment_or_a_file(tmp_path, capsys, monkeypatch):
     with LocalStack(tmp_path / "stack") as stack:
         stack.github.create_repo(
             "acme/widgets", installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"}
         )
         payload = tmp_path / "installation.json"
         payload.write_text(json.dumps(stack.github.installation_event(INSTALLATION_ID)))
-        code = main(
-            [
-                "replay",
-                str(payload),
-                "--event",
-                "installation",
-                "--url",
-                stack.webhook_url,
-                "--secret",
-                WEBHOOK_SECRET,
-            ]
-        )
-        assert code == 0 and capsys.readouterr().out.startswith("202 ")
+        replay = ["replay", str(payload), "--event", "installation", "--url", stack.webhook_url]
+        # During a rotation the first configured secret signs.
+        monkeypatch.setenv("PRBOT_WEBHOOK_SECRET", f"{WEBHOOK_SECRET},old-secret")
+        assert main(replay) == 0 and capsys.readouterr().out.startswith("202 ")
         wait_for(
             lambda: deliveries.count_deliveries(stack.service.engine) == 1, what="stored delivery"
         )
+        monkeypatch.delenv("PRBOT_WEBHOOK_SECRET")
+        secret_file = tmp_path / "secret"
+        secret_file.write_text("wrong\n")
         # A wrong secret is refused by the server and reported with a non-zero exit.
-        assert (
-            main(
-                [
-                    "replay",
-                    str(payload),
-                    "--event",
-                    "installation",
-                    "--url",
-                    stack.webhook_url,
-                    "--secret",
-                    "wrong",
-                ]
-            )
-            == 1
-        )
+        assert main([*replay, "--secret-file", str(secret_file)]) == 1
         assert capsys.readouterr().out.startswith("401 ")
+        secret_file.write_text(WEBHOOK_SECRET + "\n")
+        assert main([*replay, "--secret-file", str(secret_file), "--delivery", "d-2"]) == 0
+        assert capsys.readouterr().out.startswith("202 ")
 
 
-def test_replay_of_a_missing_file_is_one_line(capsys):
+def test_replay_refuses_a_secret_on_the_command_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("PRBOT_WEBHOOK_SECRET", raising=False)
+    payload = tmp_path / "p.json"
+    payload.write_text("{}")
+    replay = ["replay", str(payload), "--event", "ping", "--url", "http://127.0.0.1:9/"]
+    assert main([*replay, "--secret", "s3cret"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [
+        "prbot: error: --secret is not accepted (the command line is visible to other users); "
+        "set PRBOT_WEBHOOK_SECRET or pass --secret-file FILE"
+    ]
+    assert main(replay) == 2
+    assert "set PRBOT_WEBHOOK_SECRET or pass --secret-file" in capsys.readouterr().err
+
+
+def test_replay_of_a_missing_file_is_one_line(capsys, monkeypatch):
+    monkeypatch.setenv("PRBOT_WEBHOOK_SECRET", "s")
     assert (
-        main(
-            [
-                "replay",
-                "/nonexistent.json",
-                "--event",
-                "ping",
-                "--url",
-                "http://127.0.0.1:9/",
-                "--secret",
-                "s",
-            ]
-        )
+        main(["replay", "/nonexistent.json", "--event", "ping", "--url", "http://127.0.0.1:9/"])
         == 2
     )
     assert capsys.readouterr().err.strip() == (

@@ -1,12 +1,15 @@
-"""``prbot queue list|retry|stats``: look into the job queue and re-queue dead letters."""
+"""``prbot queue list|retry|stats|rejected``: the job queue, dead letters, refused deliveries."""
 
 from __future__ import annotations
 
 import argparse
 from datetime import datetime
 
+from sqlalchemy import Engine
+
 from bot.cli.common import CliError
 from bot.store.db import DatabaseUrlError, default_database_url, make_engine, migrate
+from bot.store.deliveries import rejected_deliveries
 from bot.store.queue import Job, Queue
 from bot.store.schema import JOB_STATES
 
@@ -36,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats = actions.add_parser("stats", parents=[database], help="job counts per state and kind")
     stats.set_defaults(func=show_stats)
 
+    rejected = actions.add_parser(
+        "rejected", parents=[database], help="signed deliveries refused at intake, and why"
+    )
+    rejected.add_argument("--limit", type=positive_int, default=50, help="at most N (50)")
+    rejected.set_defaults(func=list_rejected)
+
 
 def positive_int(text: str) -> int:
     try:
@@ -47,8 +56,8 @@ def positive_int(text: str) -> int:
     return value
 
 
-def open_queue(args: argparse.Namespace) -> Queue:
-    """The queue of the chosen database, migrated to the current schema."""
+def open_engine(args: argparse.Namespace) -> Engine:
+    """The chosen database, migrated to the current schema."""
     url = args.database_url or default_database_url()
     try:
         engine = make_engine(url)
@@ -57,7 +66,12 @@ def open_queue(args: argparse.Namespace) -> Queue:
         raise CliError(str(exc)) from None
     except Exception as exc:  # driver errors: unreachable server, unreadable file
         raise CliError(f"cannot open the database: {first_line(exc)}") from None
-    return Queue(engine)
+    return engine
+
+
+def open_queue(args: argparse.Namespace) -> Queue:
+    """The queue of the chosen database, migrated to the current schema."""
+    return Queue(open_engine(args))
 
 
 def first_line(exc: BaseException) -> str:
@@ -84,6 +98,14 @@ def preview(error: str | None) -> str:
     return line if len(line) <= ERROR_PREVIEW_CHARS else line[: ERROR_PREVIEW_CHARS - 1] + "…"
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters (terminal escapes included) shown as ``?``.
+
+    Job keys, errors and rejection reasons carry text from payloads someone else wrote.
+    """
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
 def job_row(job: Job) -> list[str]:
     return [
         str(job.id),
@@ -92,8 +114,8 @@ def job_row(job: Job) -> list[str]:
         str(job.attempts),
         when(job.created_at),
         when(job.run_after),
-        job.dedupe_key or "-",
-        preview(job.last_error),
+        printable(job.dedupe_key or "-"),
+        printable(preview(job.last_error)),
     ]
 
 
@@ -135,5 +157,26 @@ def show_stats(args: argparse.Namespace) -> int:
         [kind, *(str(counts[state]) for state in JOB_STATES)] for kind, counts in by_kind.items()
     ]
     rows.append(["total", *(str(depth[state]) for state in JOB_STATES)])
+    print_table(header, rows)
+    return 0
+
+
+def list_rejected(args: argparse.Namespace) -> int:
+    found = rejected_deliveries(open_engine(args), limit=args.limit)
+    if not found:
+        print("no rejected deliveries")
+        return 0
+    header = ["ID", "RECEIVED", "EVENT", "ACTION", "GUID", "REASON"]
+    rows = [
+        [
+            str(d.id),
+            when(d.received_at),
+            printable(d.event),
+            printable(d.action or "-"),
+            printable(d.guid),
+            printable(d.reason or ""),
+        ]
+        for d in found
+    ]
     print_table(header, rows)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import uuid
 from pathlib import Path
 
@@ -19,7 +20,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--url", required=True, help="webhook URL, e.g. http://host/webhooks/github"
     )
-    parser.add_argument("--secret", required=True, help="webhook secret to sign with")
+    parser.add_argument(
+        "--secret-file",
+        help="file whose first line is the secret to sign with (default: PRBOT_WEBHOOK_SECRET)",
+    )
+    # Refused: a secret in argv is readable by every local user (ps, /proc/<pid>/cmdline) and
+    # lands in shell history. Kept only to point at the safe options.
+    parser.add_argument("--secret", help=argparse.SUPPRESS)
     parser.add_argument("--delivery", help="X-GitHub-Delivery (default: a new UUID)")
     parser.set_defaults(func=run)
 
@@ -44,13 +51,43 @@ def send(
     return httpx.post(url, content=body, headers=headers, timeout=30)
 
 
+SECRET_ON_COMMAND_LINE = (
+    "--secret is not accepted (the command line is visible to other users); "
+    "set PRBOT_WEBHOOK_SECRET or pass --secret-file FILE"
+)
+
+
+def signing_secret(args: argparse.Namespace) -> str:
+    """The secret from ``--secret-file``, else the first of ``PRBOT_WEBHOOK_SECRET``."""
+    if args.secret is not None:
+        raise CliError(SECRET_ON_COMMAND_LINE)
+    if args.secret_file:
+        try:
+            lines = Path(args.secret_file).read_text().splitlines()
+        except OSError as exc:
+            raise CliError(f"{args.secret_file}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise CliError(f"{args.secret_file}: not a text file") from None
+        secret = lines[0].strip() if lines else ""
+        if not secret:
+            raise CliError(f"{args.secret_file}: the first line is empty")
+        return secret
+    # The first configured secret is the current one during a rotation (``new,old``).
+    configured = [s.strip() for s in os.environ.get("PRBOT_WEBHOOK_SECRET", "").split(",")]
+    configured = [s for s in configured if s]
+    if not configured:
+        raise CliError("no secret: set PRBOT_WEBHOOK_SECRET or pass --secret-file FILE")
+    return configured[0]
+
+
 def run(args: argparse.Namespace) -> int:
+    secret = signing_secret(args)
     try:
         body = Path(args.file).read_bytes()
     except OSError as exc:
         raise CliError(f"{args.file}: {exc.strerror}") from None
     try:
-        response = send(args.url, args.event, body, args.secret, args.delivery)
+        response = send(args.url, args.event, body, secret, args.delivery)
     except httpx.HTTPError as exc:
         raise CliError(f"{args.url}: {exc}") from None
     print(f"{response.status_code} {response.text}")

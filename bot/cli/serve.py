@@ -1,4 +1,4 @@
-"""``prbot serve`` (the GitHub App: intake + in-process worker) and ``prbot worker``."""
+"""``prbot serve`` (the GitHub App: intake + supervised worker processes) and ``prbot worker``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="intake only; run `prbot worker` processes separately",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes to supervise (default: PRBOT_WORKER_PROCESSES or 1)",
+    )
     serve.set_defaults(func=run_serve)
 
     worker = subparsers.add_parser("worker", help="run a queue consumer on its own")
@@ -49,21 +55,63 @@ def _service(args: argparse.Namespace):  # noqa: ANN202
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    import shutil
+
+    from bot import metrics
+    from bot.httpserver import uvicorn_config
+    from bot.supervisor import WorkerSupervisor, worker_command, worker_environment
+
     service = _service(args)
+    settings = service.settings
     try:
-        app = service.asgi_app(with_worker=not args.no_worker)
+        app = service.asgi_app(with_worker=False)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    progress(f"listening on {args.host}:{args.port}{' (dry run)' if args.dry_run else ''}")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    supervisor = None
+    if not args.no_worker:
+        count = args.workers or settings.worker_processes
+        if count < 1:
+            raise CliError("--workers must be at least 1 (or use --no-worker)")
+        metrics_dir = settings.data_dir.resolve() / "worker-metrics"
+        shutil.rmtree(metrics_dir, ignore_errors=True)  # counters of an earlier run
+        metrics_dir.mkdir(parents=True)
+        metrics.read_worker_processes(metrics_dir)
+        supervisor = WorkerSupervisor(
+            worker_command(dry_run=args.dry_run),
+            count=count,
+            env=worker_environment(str(metrics_dir)),
+            on_start=lambda slot, pid: progress(f"worker {slot} started (pid {pid})"),
+        ).start()
+    mode = " (dry run)" if args.dry_run else ""
+    progress(f"listening on {args.host}:{args.port}{mode}")
+    # No access log: one synchronous stderr write per request on the event loop; deliveries
+    # are counted in /metrics and refusals logged by the app.
+    config = uvicorn_config(
+        app, settings, host=args.host, port=args.port, log_level="info", access_log=False
+    )
+    # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal to the handler it found
+    # installed; with the default one that would kill serve before it stops its workers.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        if supervisor is not None:
+            progress("stopping workers")
+            supervisor.stop()
     return 0
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    from bot.supervisor import apply_memory_limit, die_with_supervisor
+
+    die_with_supervisor()
     service = _service(args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # After startup (imports, migrations), so the limit bounds the work, not the setup.
+    apply_memory_limit(service.settings.worker_memory_mb)
     threads = args.threads or service.settings.worker_threads
     progress(f"worker started ({threads} thread{'s' if threads != 1 else ''})")
     from bot.server import start_worker_threads

@@ -61,8 +61,16 @@ deliveries = sa.Table(
     sa.Column("installation_id", sa.BigInteger(), nullable=True),
     sa.Column("body", sa.LargeBinary(), nullable=False),
     sa.Column("received_at", UTCDateTime(), nullable=False),
+    # ``rejected``: signed, but a field prbot uses was missing or invalid (``reason`` says
+    # which); stored for the record, with no job.
+    sa.Column("status", sa.String(16), nullable=False, server_default="accepted"),
+    sa.Column("reason", sa.Text(), nullable=True),
     sa.UniqueConstraint("guid", name="uq_deliveries_guid"),
+    sa.CheckConstraint("status IN ('accepted', 'rejected')", name="ck_deliveries_status"),
 )
+sa.Index("ix_deliveries_status_received", deliveries.c.status, deliveries.c.received_at)
+
+DELIVERY_STATUSES = ("accepted", "rejected")
 
 JOB_STATES = ("queued", "leased", "done", "dead")
 
