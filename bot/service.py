@@ -28,15 +28,18 @@ class Service:
     app: GitHubApp | None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Service:
+    def from_settings(cls, settings: Settings, *, github: bool = True) -> Service:
+        """The service's parts. ``github=False`` for intake only: it never calls GitHub, so
+        it needs no App key (the key then lives only where workers run)."""
         engine = db.make_engine(settings.database_url or db.default_database_url())
         db.migrate(engine)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        github = None
-        if settings.app_id or settings.private_key_path or not settings.dry_run:
+        app = None
+        wanted = settings.app_id or settings.private_key_path or not settings.dry_run
+        if github and wanted:
             # Dry-run may still read public repositories without App credentials.
-            github = GitHubApp(settings)
-        return cls(settings, engine, github)
+            app = GitHubApp(settings)
+        return cls(settings, engine, app)
 
     def queue(self) -> Queue:
         return Queue(

@@ -6,6 +6,9 @@ import json
 import subprocess
 import sys
 
+import httpx
+from intake_helpers import ServeProcess
+
 from bot.cli import main
 from bot.demo import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
 from bot.store import deliveries
@@ -28,6 +31,13 @@ def test_serve_without_app_settings_is_one_clear_line(tmp_path, monkeypatch):
     assert result.stderr.strip().splitlines() == [
         "prbot: error: missing settings: PRBOT_WEBHOOK_SECRET, PRBOT_APP_ID, PRBOT_PRIVATE_KEY_PATH"
     ]
+
+
+def test_intake_alone_needs_no_app_key(tmp_path):
+    # The intake never calls GitHub: deploy/ runs it without the key, which only workers read.
+    with ServeProcess(tmp_path, "--no-worker") as serve:
+        assert httpx.get(f"{serve.url}/healthz", timeout=20).status_code == 200
+        assert httpx.get(f"{serve.url}/readyz", timeout=20).status_code == 200
 
 
 def test_worker_with_unreadable_key_is_one_clear_line(tmp_path):

@@ -45,11 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     worker.set_defaults(func=run_worker)
 
 
-def _service(args: argparse.Namespace):  # noqa: ANN202
+def _service(args: argparse.Namespace, *, github: bool = True):  # noqa: ANN202
     from bot.service import Service
 
     try:
-        return Service.from_settings(Settings.from_env(dry_run=args.dry_run))
+        return Service.from_settings(Settings.from_env(dry_run=args.dry_run), github=github)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
 
@@ -61,7 +61,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from bot.httpserver import uvicorn_config
     from bot.supervisor import WorkerSupervisor, worker_command, worker_environment
 
-    service = _service(args)
+    # The App key is checked here (one line, exit 2) when this process starts workers, so a
+    # bad key never leaves a supervisor restarting workers that cannot start; intake alone
+    # (--no-worker) needs only the webhook secret.
+    service = _service(args, github=not args.no_worker)
     settings = service.settings
     try:
         app = service.asgi_app(with_worker=False)
