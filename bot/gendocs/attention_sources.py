@@ -13,7 +13,12 @@ import copy
 from dataclasses import dataclass, field
 
 from bot.gendocs.attention_classes import BackendInfo, read_backend
-from bot.gendocs.mla_prefill import PrefillInfo, prefill_backends
+from bot.gendocs.mla_prefill import (
+    PREFILL_REGISTRY,
+    PrefillInfo,
+    legacy_prefill_backends,
+    prefill_backends,
+)
 from bot.gendocs.source import (
     SourceTree,
     attribute_names,
@@ -41,12 +46,20 @@ class AttentionModel:
     backends: list[BackendInfo] = field(default_factory=list)
     # "standard_sm100", "standard_default", "mla_sm100", "mla_default" -> backend names
     priorities: dict[str, list[str]] = field(default_factory=dict)
+    # Names a priority list takes from a list chosen at run time (``*sparse_backends``):
+    # their place depends on the model, which the doc marks with a footnote.
+    conditional: dict[str, list[str]] = field(default_factory=dict)
     prefill: list[PrefillInfo] = field(default_factory=list)
+    # "registry": the prefill registry (vLLM 0.21 on); "legacy": the `use_*_prefill()`
+    # switches of mla_attention.py (up to 0.20), a table with Enable / Disable columns.
+    prefill_layout: str = "registry"
     flash_attn_variants: bool = False
     flashinfer_variants: bool = False
     # Registered backends whose class could not be read: their rows are unknown, not gone.
     unreadable: list[str] = field(default_factory=list)
     unreadable_prefill: list[str] = field(default_factory=list)  # the same, MLA prefill
+    # Backends whose class a factory call builds ("NAME (Class = factory(...) in path)").
+    factory_built: list[str] = field(default_factory=list)
 
 
 def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP) -> AttentionModel:
@@ -64,8 +77,8 @@ def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP
             source.report(REGISTRY, f"backend {name}: {class_path!r} is not a class path")
             model.unreadable.append(name)
             continue
-        info = read_backend(source, name, class_path)
-        if info is None:
+        info = read_backend(source, name, class_path, model.factory_built)
+        if info is None and not any(f.startswith(f"{name} ") for f in model.factory_built):
             model.unreadable.append(name)
         else:
             model.backends.append(info)
@@ -77,8 +90,13 @@ def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP
     if trtllm_cc is not None:
         model.backends = _split_flashinfer(model.backends, trtllm_cc)
         model.flashinfer_variants = True
-    model.priorities = cuda_priorities(source)
-    model.prefill = prefill_backends(source, model.unreadable_prefill)
+    model.priorities = cuda_priorities(source, model.conditional)
+    if source.exists(PREFILL_REGISTRY):
+        model.prefill = prefill_backends(source, model.unreadable_prefill)
+    else:
+        legacy = legacy_prefill_backends(source)
+        if legacy is not None:
+            model.prefill, model.prefill_layout = legacy, "legacy"
     return model
 
 
@@ -101,6 +119,8 @@ def flash_attn_features(source: SourceTree) -> dict[str, dict] | None:
     if tree is None:
         return None
     fa3_fp8 = fa3_sinks = fa4_sinks = False
+    # From vLLM 0.22 FA3 always takes fp8 KV caches and the switch function is gone.
+    fa3_fp8 = source.find_function(tree, "flash_attn_supports_fp8") is None
     fa3_cc: str | None = None
     fa4_cc: str | None = None
     for function in ast.walk(tree):
@@ -254,8 +274,14 @@ def _split_flashinfer(backends: list[BackendInfo], trtllm_cc: str) -> list[Backe
 # -- CUDA priorities -------------------------------------------------------------------------
 
 
-def cuda_priorities(source: SourceTree) -> dict[str, list[str]]:
-    """The four priority lists of ``_get_backend_priorities`` in cuda.py."""
+def cuda_priorities(
+    source: SourceTree, conditional: dict[str, list[str]] | None = None
+) -> dict[str, list[str]]:
+    """The four priority lists of ``_get_backend_priorities`` in cuda.py.
+
+    ``conditional`` receives, per list, the names spliced in from a list variable.
+    """
+    conditional = conditional if conditional is not None else {}
     tree = source.parse(CUDA_PLATFORM)
     function = source.find_function(tree, "_get_backend_priorities") if tree else None
     if tree is not None and function is None:
@@ -267,11 +293,11 @@ def cuda_priorities(source: SourceTree) -> dict[str, list[str]]:
         if not isinstance(statement, ast.If):
             continue
         if isinstance(statement.test, ast.Name) and statement.test.id == "use_mla":
-            _branch_priorities(statement.body, priorities, "mla")
+            _branch_priorities(statement.body, priorities, "mla", conditional)
             if statement.orelse:
-                _branch_priorities(statement.orelse, priorities, "standard")
+                _branch_priorities(statement.orelse, priorities, "standard", conditional)
         else:
-            _branch_priorities([statement], priorities, "standard")
+            _branch_priorities([statement], priorities, "standard", conditional)
     return priorities
 
 
@@ -303,8 +329,9 @@ def _list_assignments(statements: list[ast.stmt]) -> dict[str, list[str]]:
     return found
 
 
-def _returned_backends(statements: list[ast.stmt]) -> list[str]:
+def _returned_backends(statements: list[ast.stmt], spliced: list[str] | None = None) -> list[str]:
     variables = _list_assignments(statements)
+    spliced = spliced if spliced is not None else []
     for statement in statements:
         if isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
             names: list[str] = []
@@ -317,21 +344,26 @@ def _returned_backends(statements: list[ast.stmt]) -> list[str]:
                     and element.value.id in variables
                 ):
                     names.extend(variables[element.value.id])
+                    spliced.extend(variables[element.value.id])
             return names
     return []
 
 
 def _branch_priorities(
-    statements: list[ast.stmt], priorities: dict[str, list[str]], prefix: str
+    statements: list[ast.stmt],
+    priorities: dict[str, list[str]],
+    prefix: str,
+    conditional: dict[str, list[str]],
 ) -> None:
     for statement in statements:
         if isinstance(statement, ast.If):
             blackwell = _is_blackwell_test(statement.test)
             then_key = f"{prefix}_sm100" if blackwell else f"{prefix}_default"
             else_key = f"{prefix}_default" if blackwell else f"{prefix}_sm100"
-            if names := _returned_backends(statement.body):
-                priorities[then_key] = names
-            if names := _returned_backends(statement.orelse):
-                priorities[else_key] = names
+            for key, branch in ((then_key, statement.body), (else_key, statement.orelse)):
+                spliced: list[str] = []
+                if names := _returned_backends(branch, spliced):
+                    priorities[key] = names
+                    conditional[key] = spliced
         elif isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
             priorities[f"{prefix}_default"] = attribute_names(statement.value.elts)

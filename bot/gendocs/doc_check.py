@@ -10,13 +10,23 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bot.checks.base import Cache
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
+from bot.gendocs.doc_diff import (
+    block_table_texts,
+    block_tables,
+    doc_tables,
+    explain,
+    extractor_disagreements,
+)
+from bot.gendocs.generator import GeneratorRun, NotRun, run_doc_generator
 from bot.gendocs.patch import unified_patch
 from bot.gendocs.render import layout, render_block, render_tables
 from bot.gendocs.source import Problem, SourceTree, SplitsProblems
@@ -32,6 +42,7 @@ from bot.gendocs.tables import (
 from bot.snapshot import GitTree, TreeReader, path_matches
 
 MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -42,6 +53,7 @@ class Expected:
     problems: list[Problem]
     unreadable: list[str]  # backends whose feature rows are unknown
     unreadable_prefill: list[str] = field(default_factory=list)  # prefill rows unknown
+    factory_built: list[str] = field(default_factory=list)  # backends with no row of their own
 
     def to_cache(self) -> str:
         return json.dumps(
@@ -50,6 +62,7 @@ class Expected:
                 "problems": [p.to_json() for p in self.problems],
                 "unreadable": self.unreadable,
                 "unreadable_prefill": self.unreadable_prefill,
+                "factory_built": self.factory_built,
             }
         )
 
@@ -59,11 +72,17 @@ class Expected:
         problems = [
             Problem(p["path"], p["message"], p["line"], p["severity"]) for p in data["problems"]
         ]
-        return cls(data["tables"], problems, data["unreadable"], data["unreadable_prefill"])
+        return cls(
+            data["tables"],
+            problems,
+            data["unreadable"],
+            data["unreadable_prefill"],
+            data["factory_built"],
+        )
 
 
 CACHE_NAMESPACE = "gendocs"
-CACHE_VERSION = 2  # raised whenever what is cached changes shape
+CACHE_VERSION = 3  # raised whenever what is cached changes shape
 
 
 def expected_tables(
@@ -84,7 +103,9 @@ def expected_tables(
     source = SourceTree(tree)
     model = extract(source, rule.skip_backends)
     tables = render_tables(model, rule.template, split_special=split_special)
-    expected = Expected(tables, source.problems, model.unreadable, model.unreadable_prefill)
+    expected = Expected(
+        tables, source.problems, model.unreadable, model.unreadable_prefill, model.factory_built
+    )
     if key is not None:
         cache.put(CACHE_NAMESPACE, key, expected.to_cache())
     return expected
@@ -105,6 +126,11 @@ class DocResult(SplitsProblems):
     generator_changed: bool = False
     fix_command: str = ""
     notes: list[str] = field(default_factory=list)
+    # Set when the repository's generator judged the doc: how it ran, and where prbot's
+    # own extractor disagreed with it (a problem in prbot, logged; never drift).
+    generator: dict[str, Any] | None = None
+    extractor_disagreements: list[CellDiff] = field(default_factory=list)
+    extractor_problems: list[Problem] = field(default_factory=list)
 
     @property
     def in_sync(self) -> bool:
@@ -130,6 +156,9 @@ class DocResult(SplitsProblems):
             "fix_command": self.fix_command,
             "patch": self.patch(),
             "notes": self.notes,
+            "generator": self.generator,
+            "extractor_disagreements": [c.to_json() for c in self.extractor_disagreements],
+            "extractor_problems": [p.to_json() for p in self.extractor_problems],
         }
 
 
@@ -314,11 +343,17 @@ def check_doc(
     *,
     changed_paths: list[str] | None = None,
     cache: Cache | None = None,
+    runner: Any = None,
+    work_dir: Path | None = None,
+    trusted: bool = True,
 ) -> DocResult | None:
     """The finding for one doc at ``head`` (None when the doc does not exist there).
 
-    With ``base`` (a PR), prose edited outside the tables without touching the generator
-    is reported, and marker docs get a preview of the PR's changes to the content.
+    Where the rules name the repository's generator for the doc, its output (the base
+    revision's generator, run sandboxed on ``head``) is the expected doc, and prbot's
+    extractor only explains. Otherwise the extractor and template are the judge; with
+    ``base`` (a PR), prose edited outside the tables is reported, and marker docs get a
+    preview of the PR's changes to the content.
     """
     text = head.read_text(rule.path)
     if text is None:
@@ -327,6 +362,134 @@ def check_doc(
     generator_changed = bool(
         changed_paths and any(path_matches(p, g) for p in changed_paths for g in rule.generator)
     )
+    run = run_doc_generator(
+        rule,
+        mode,
+        head,
+        runner=runner,
+        work_dir=work_dir,
+        base=base,
+        trusted=trusted,
+        generator_changed=generator_changed,
+        cache=cache,
+    )
+    if isinstance(run, GeneratorRun):
+        result = judged_by_generator(rule, text, mode, run, head, cache=cache)
+        if base is not None and mode == "markers" and run.ok:
+            result.preview = _generated_preview(rule, run, base, runner, work_dir, cache)
+    else:
+        result = judged_by_extractor(rule, text, mode, head, base, generator_changed, cache)
+        if isinstance(run, NotRun):
+            result.notes.append(f"{run.reason}; checked with prbot's own extractor")
+    result.generator_changed = generator_changed
+    if generator_changed and isinstance(run, GeneratorRun):
+        result.notes.append(
+            "the PR changes the doc's generator; "
+            + (
+                "ran the PR's generator (the author is trusted)"
+                if run.ran_from == "head"
+                else "ran the base revision's generator (the author is not trusted)"
+            )
+        )
+    elif generator_changed:
+        result.notes.append(
+            "the PR changes the doc's generator; the tables are checked with prbot's own "
+            "extractor, which follows the released generator's rules"
+        )
+    return result
+
+
+GENERATOR_ORIGIN = {
+    "base": "the base revision's generator",
+    "head": "the PR's generator",
+    "tree": "the repository's generator",
+}
+
+
+def judged_by_generator(
+    rule: DocRule, text: str, mode: str, run: GeneratorRun, head: TreeReader, *, cache=None
+) -> DocResult:
+    """The doc against its generator's output; the extractor's view is kept aside."""
+    result = DocResult(rule.path, mode, actual_text=text, fix_command=rule.fix_command)
+    result.generator = run.describe()
+    origin = GENERATOR_ORIGIN.get(run.ran_from, "the generator")
+    if not run.ok:
+        result.problems.append(
+            Problem(rule.path, f"could not run {origin} {run.script}: {run.error}")
+        )
+        return result
+    if mode == "committed":
+        result.expected_text = run.text or ""
+        result.cells = explain(result.expected_text, text, rule.template)
+        regions = layout(rule.template).regions
+        generated = {
+            k: t for k, t in doc_tables(result.expected_text, rule.template).items() if k in regions
+        }
+        extracted = expected_tables(rule, head, cache=cache)
+    else:
+        if run.marker_error:
+            result.cells.append(
+                CellDiff(
+                    "(markers)",
+                    "(page)",
+                    "marker",
+                    "every marker filled",
+                    run.marker_error,
+                    "marker",
+                )
+            )
+        generated = block_tables(run.blocks or {}, rule.template)
+        extracted = expected_tables(rule, head, split_special=True, cache=cache)
+    result.extractor_disagreements = extractor_disagreements(generated, extracted.tables)
+    result.extractor_problems = [p for p in extracted.problems if p.severity == "error"]
+    if result.extractor_disagreements or result.extractor_problems:
+        first = (result.extractor_disagreements or result.extractor_problems)[0]
+        log.warning(
+            "gendocs: prbot's extractor disagrees with %s on %s (%d cells, %d problems), e.g. %s",
+            origin,
+            rule.path,
+            len(result.extractor_disagreements),
+            len(result.extractor_problems),
+            first,
+        )
+    return result
+
+
+def _generated_preview(
+    rule: DocRule,
+    head_run: GeneratorRun,
+    base: TreeReader,
+    runner: Any,
+    work_dir: Path | None,
+    cache: Cache | None,
+) -> list[dict[str, str]]:
+    """What the PR changes in the generated blocks: the base's generator on the base tree."""
+    before = run_doc_generator(rule, "markers", base, runner=runner, work_dir=work_dir, cache=cache)
+    if not isinstance(before, GeneratorRun) or not before.ok or before.blocks is None:
+        return []
+    return preview_changes(
+        block_table_texts(before.blocks, rule.template),
+        block_table_texts(head_run.blocks or {}, rule.template),
+    )
+
+
+def _factory_notes(expected: Expected) -> list[str]:
+    return [
+        f"backend {entry}: built by a factory call, so it has no row of its own"
+        for entry in expected.factory_built
+    ]
+
+
+def judged_by_extractor(
+    rule: DocRule,
+    text: str,
+    mode: str,
+    head: TreeReader,
+    base: TreeReader | None,
+    generator_changed: bool,
+    cache: Cache | None,
+) -> DocResult:
+    """The doc against prbot's extractor and template (no generator for it)."""
     if mode == "markers":
         head_expected = expected_tables(rule, head, split_special=True, cache=cache)
         base_expected = (
@@ -335,21 +498,18 @@ def check_doc(
             else None
         )
         result = check_markers(rule, text, head_expected, base_expected)
-    else:
-        result = check_committed(rule, text, expected_tables(rule, head, cache=cache))
-        base_text = base.read_text(rule.path) if base is not None else None
-        if base_text is not None and base_text != text and doc_mode(rule, base_text) == mode:
-            edits = prose_edits(base_text, text, rule.template)
-            if edits and not generator_changed:
-                result.manual_edits = edits
-            elif edits:
-                result.notes.append(
-                    "the PR edits the text around the tables and also changes the generator"
-                )
-    result.generator_changed = generator_changed
-    if generator_changed:
-        result.notes.append(
-            "the PR changes the doc's generator; the tables are checked with prbot's own "
-            "extractor, which follows the released generator's rules"
-        )
+        result.notes.extend(_factory_notes(head_expected))
+        return result
+    head_expected = expected_tables(rule, head, cache=cache)
+    result = check_committed(rule, text, head_expected)
+    result.notes.extend(_factory_notes(head_expected))
+    base_text = base.read_text(rule.path) if base is not None else None
+    if base_text is not None and base_text != text and doc_mode(rule, base_text) == mode:
+        edits = prose_edits(base_text, text, rule.template)
+        if edits and not generator_changed:
+            result.manual_edits = edits
+        elif edits:
+            result.notes.append(
+                "the PR edits the text around the tables and also changes the generator"
+            )
     return result

@@ -30,6 +30,45 @@ PREFILL_DESCRIPTIONS = {
 }
 
 
+MLA_ATTENTION = "vllm/model_executor/layers/attention/mla_attention.py"
+# Before the prefill registry (vLLM up to 0.20), MLACommonImpl chose among these by
+# `use_*_prefill()` switches, in this order; FlashAttention is the fallback. The texts are
+# the ones vLLM's generator of those releases writes.
+LEGACY_PREFILL = (
+    (
+        "use_trtllm_ragged_deepseek_prefill",
+        "TRT-LLM Ragged‡",
+        "TensorRT-LLM ragged attention",
+        "Default on SM100",
+        "`-ac.use_trtllm_ragged_deepseek_prefill=0`",
+        "DeepSeek R1 dims only",
+    ),
+    (
+        "use_flashinfer_prefill",
+        "FlashInfer",
+        "FlashInfer CUTLASS backend",
+        "`-ac.disable_flashinfer_prefill=0`",
+        "`-ac.disable_flashinfer_prefill=1`",
+        "DeepSeek R1 dims only",
+    ),
+    (
+        "use_cudnn_prefill",
+        "cuDNN",
+        "cuDNN-based attention",
+        "`-ac.use_cudnn_prefill=1`",
+        "`-ac.use_cudnn_prefill=0`",
+        "",
+    ),
+)
+LEGACY_FALLBACK = (
+    "FlashAttention",
+    "FlashAttention varlen (FA2/FA3)",
+    "Default fallback",
+    "Use other backends",
+    "FA3 on SM90, FA2 otherwise",
+)
+
+
 @dataclass
 class PrefillInfo:
     name: str
@@ -38,6 +77,44 @@ class PrefillInfo:
     compute_capability: str
     notes: str
     default_on_blackwell: bool = False
+    # Only in the older layout (no prefill registry): how a user turns the backend on / off.
+    enable: str = ""
+    disable: str = ""
+
+
+def legacy_prefill_backends(source: SourceTree) -> list[PrefillInfo] | None:
+    """The prefill rows of releases without a prefill registry; None when neither shape."""
+    tree = source.parse(MLA_ATTENTION, required=False)
+    if tree is None:
+        return None
+    rows: list[PrefillInfo] = []
+    for function, name, description, enable, disable, notes in LEGACY_PREFILL:
+        capability = _capability_family(source, tree, function)
+        if capability is not None:
+            rows.append(
+                PrefillInfo(name, description, [], capability, notes, False, enable, disable)
+            )
+    name, description, enable, disable, notes = LEGACY_FALLBACK
+    rows.append(PrefillInfo(name, description, [], "Any", notes, False, enable, disable))
+    return rows
+
+
+def _capability_family(source: SourceTree, tree: ast.Module, name: str) -> str | None:
+    """``is_device_capability_family(100)`` in function ``name`` -> "10.x"."""
+    function = source.find_function(tree, name)
+    if function is None:
+        return None
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "is_device_capability_family"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, int)
+        ):
+            return f"{node.args[0].value // 10}.x"
+    return None
 
 
 def prefill_priorities(source: SourceTree) -> dict[str, list[str]]:

@@ -93,9 +93,15 @@ def render_tables(
             names = model.priorities.get(spec["list"])
             if names is None:
                 continue
+            # A footnote marks a backend whose place the model decides (a spliced list).
             notes = markers["priority"].get(spec["list"], {})
+            spliced = set(model.conditional.get(spec["list"], []))
             rows = [
-                {"rank": rank, "name": name, "marker": notes.get(name, "")}
+                {
+                    "rank": rank,
+                    "name": name,
+                    "marker": notes.get(name, "") if name in spliced else "",
+                }
                 for rank, name in enumerate(names, 1)
             ]
             out[key] = str(module.table(module.priority_columns, rows))
@@ -109,7 +115,10 @@ def render_tables(
                 }
                 for row in model.prefill
             ]
-            out[key] = str(module.table(module.prefill_columns, rows))
+            columns = module.prefill_columns
+            if model.prefill_layout == "legacy":
+                columns = getattr(module, "prefill_legacy_columns", columns)
+            out[key] = str(module.table(columns, rows))
         elif kind == "feature":
             chosen = [b for b in model.backends if _row_group(b, split_special) == spec["rows"]]
             if not split_special and spec["rows"] in ("minimax", "mla_v4"):
