@@ -78,10 +78,10 @@ def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP
             model.unreadable.append(name)
             continue
         info = read_backend(source, name, class_path, model.factory_built)
-        if info is None and not any(f.startswith(f"{name} ") for f in model.factory_built):
-            model.unreadable.append(name)
-        else:
+        if info is not None:
             model.backends.append(info)
+        elif not any(f.startswith(f"{name} ") for f in model.factory_built):
+            model.unreadable.append(name)
     fa = flash_attn_features(source)
     if fa is not None:
         model.backends = _split_flash_attn(model.backends, fa)
