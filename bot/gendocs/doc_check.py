@@ -131,6 +131,7 @@ class DocResult(SplitsProblems):
     generator: dict[str, Any] | None = None
     extractor_disagreements: list[CellDiff] = field(default_factory=list)
     extractor_problems: list[Problem] = field(default_factory=list)
+    extractor_cells_compared: int = 0  # the generator's table cells the extractor was held to
 
     @property
     def in_sync(self) -> bool:
@@ -159,6 +160,7 @@ class DocResult(SplitsProblems):
             "generator": self.generator,
             "extractor_disagreements": [c.to_json() for c in self.extractor_disagreements],
             "extractor_problems": [p.to_json() for p in self.extractor_problems],
+            "extractor_cells_compared": self.extractor_cells_compared,
         }
 
 
@@ -441,6 +443,7 @@ def judged_by_generator(
         generated = block_tables(run.blocks or {}, rule.template)
         extracted = expected_tables(rule, head, split_special=True, cache=cache)
     result.extractor_disagreements = extractor_disagreements(generated, extracted.tables)
+    result.extractor_cells_compared = sum(len(t.header) * len(t.rows) for t in generated.values())
     result.extractor_problems = [p for p in extracted.problems if p.severity == "error"]
     if result.extractor_disagreements or result.extractor_problems:
         first = (result.extractor_disagreements or result.extractor_problems)[0]
