@@ -86,9 +86,9 @@ def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP
     if fa is not None:
         model.backends = _split_flash_attn(model.backends, fa)
         model.flash_attn_variants = True
-    trtllm_cc = flashinfer_trtllm_capability(source)
-    if trtllm_cc is not None:
-        model.backends = _split_flashinfer(model.backends, trtllm_cc)
+    trtllm = flashinfer_trtllm_capability(source)
+    if trtllm is not None:
+        model.backends = _split_flashinfer(model.backends, trtllm)
         model.flashinfer_variants = True
     model.priorities = cuda_priorities(source, model.conditional)
     if source.exists(PREFILL_REGISTRY):
@@ -234,26 +234,39 @@ def _split_flash_attn(backends: list[BackendInfo], fa: dict[str, dict]) -> list[
 # -- FLASHINFER native / TRTLLM ------------------------------------------------------------
 
 
-def flashinfer_trtllm_capability(source: SourceTree) -> str | None:
-    """The device family ``supports_trtllm_attention`` checks, as "10.x"."""
+def flashinfer_trtllm_capability(source: SourceTree) -> tuple[str | None, str | None] | None:
+    """What ``supports_trtllm_attention`` checks: (XQA's exact device, trtllm-gen's family).
+
+    ``is_device_capability(90)`` -> "9.0" (vLLM 0.25 on: the XQA path on Hopper),
+    ``is_device_capability_family(100)`` -> "10.x". None when the function tests neither.
+    """
     tree = source.parse(FLASHINFER_UTILS, required=False)
     function = source.find_function(tree, "supports_trtllm_attention") if tree else None
     if function is None:
         return None
+    exact = family = None
     for node in ast.walk(function):
-        if (
+        if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "is_device_capability_family"
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, int)
         ):
-            return f"{node.args[0].value // 10}.x"
-    return None
+            continue
+        value = node.args[0].value
+        if node.func.attr == "is_device_capability_family" and family is None:
+            family = f"{value // 10}.x"
+        elif node.func.attr == "is_device_capability" and exact is None:
+            exact = f"{value // 10}.{value % 10}"
+    return (exact, family) if exact or family else None
 
 
-def _split_flashinfer(backends: list[BackendInfo], trtllm_cc: str) -> list[BackendInfo]:
+def _split_flashinfer(
+    backends: list[BackendInfo], capabilities: tuple[str | None, str | None]
+) -> list[BackendInfo]:
+    """FLASHINFER as Native + TRTLLM rows, or (with an XQA path) Native + XQA + trtllm-gen."""
+    xqa_cc, trtllm_cc = capabilities
     out: list[BackendInfo] = []
     for backend in backends:
         if backend.name != "FLASHINFER":
@@ -264,10 +277,18 @@ def _split_flashinfer(backends: list[BackendInfo], trtllm_cc: str) -> list[Backe
         native.version, native.sort_order, native.sink = "Native†", 0, False
         native.compute_capability = f"{lowest}.x-9.x"
         native.kv_dtypes = [d for d in native.kv_dtypes if d not in FLASHINFER_KERNEL_ONLY_KV]
-        trtllm = copy.deepcopy(backend)
-        trtllm.version, trtllm.sort_order, trtllm.sink = "TRTLLM†", 1, True
-        trtllm.compute_capability = trtllm_cc
-        out.extend([native, trtllm])
+        out.append(native)
+        if xqa_cc is not None:
+            xqa = copy.deepcopy(native)
+            xqa.version, xqa.sort_order, xqa.compute_capability = "XQA†", 1, xqa_cc
+            xqa.non_causal = False
+            out.append(xqa)
+        if trtllm_cc is not None:
+            trtllm = copy.deepcopy(backend)
+            trtllm.version = "trtllm-gen†" if xqa_cc is not None else "TRTLLM†"
+            trtllm.sort_order, trtllm.sink = 2 if xqa_cc is not None else 1, True
+            trtllm.compute_capability = trtllm_cc
+            out.append(trtllm)
     return out
 
 
@@ -302,6 +323,9 @@ def cuda_priorities(
 
 
 def _is_blackwell_test(test: ast.expr) -> bool:
+    """``x.major == 10``, alone or inside an ``and`` (vLLM 0.26: ``... and not use_non_causal``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_is_blackwell_test(value) for value in test.values)
     return (
         is_major_compare(test)
         and len(test.ops) == 1
