@@ -197,7 +197,11 @@ class ClassReader:
                     )
         if majors:
             majors.sort()
-            return f"{majors[0]}.x" if len(majors) == 1 else f"{majors[0]}.x-{majors[-1]}.x"
+            if len(majors) == 1:
+                return f"{majors[0]}.x"
+            if majors == list(range(majors[0], majors[-1] + 1)):
+                return f"{majors[0]}.x-{majors[-1]}.x"
+            return ", ".join(f"{major}.x" for major in majors)  # e.g. 10.x, 12.x (no 11)
         if lowest:
             return f"{lowest[0]}.x-{highest[0]}.x" if highest else f"≥{lowest[0]}.{lowest[1]}"
         if _returns_computed(method, ast.Constant):

@@ -159,11 +159,20 @@ def flash_attn_features(source: SourceTree) -> dict[str, dict] | None:
                             fa4_cc = f"≥{value}.0"
     if fa4_cc is None:
         fa4_cc = _fa4_capability_from_interface(source)
-    return {
+    features = {
         "fa2": {"sink": False, "fp8": False, "cc": None},
         "fa3": {"sink": fa3_sinks, "fp8": fa3_fp8, "cc": fa3_cc},
         "fa4": {"sink": fa4_sinks, "fp8": False, "cc": fa4_cc},
     }
+    # vLLM 0.27 on: fp8 support per version in flash_attn_supports_kv_cache_dtype; each row
+    # then keeps the fp8 dtypes the backend lists only where its version takes them.
+    per_dtype = source.find_function(tree, "flash_attn_supports_kv_cache_dtype")
+    if per_dtype is not None:
+        versions = set().union(*_compared_versions(per_dtype))
+        for number, key in ((2, "fa2"), (3, "fa3"), (4, "fa4")):
+            features[key]["fp8"] = number in versions
+            features[key]["fp8_filter"] = True
+    return features
 
 
 def _is_version_call(node: ast.expr) -> bool:
@@ -225,7 +234,11 @@ def _split_flash_attn(backends: list[BackendInfo], fa: dict[str, dict]) -> list[
             row.sink = fa[key]["sink"]
             if fa[key]["cc"]:
                 row.compute_capability = fa[key]["cc"]
-            if fa[key]["fp8"]:
+            if fa[key].get("fp8_filter"):
+                keep = fa[key]["fp8"]
+                plain = [d for d in row.kv_dtypes if d not in FP8_KV_DTYPES]
+                row.kv_dtypes = plain + [d for d in row.kv_dtypes if keep and d in FP8_KV_DTYPES]
+            elif fa[key]["fp8"]:
                 row.kv_dtypes = row.kv_dtypes + [d for d in FP8_KV_DTYPES if d not in row.kv_dtypes]
             out.append(row)
     return out
