@@ -249,3 +249,21 @@ def test_generator_paths_must_stay_inside_the_repository():
             assert "not a path inside the repository" in str(exc)
         else:
             raise AssertionError(f"{bad} accepted")
+
+
+def test_an_oversized_doc_is_not_read_and_not_verified(tmp_path, capsys):
+    files = generator_repo_files()
+    files[DOC] = GENERATED_DOC + "x" * 4_100_000
+    root, rules_file = setup_tree(tmp_path, files)
+    code, report = check_json(root, rules_file, capsys)
+    assert code == 3
+    assert "over the 4.0 MB limit for a generated doc; not read" in report["summary"]
+
+
+def test_a_long_text_difference_is_one_cell_not_a_quadratic_diff():
+    from bot.gendocs.doc_diff import MAX_TEXT_LINES, text_cells
+
+    ours = [f"line {i}" for i in range(MAX_TEXT_LINES + 1)]
+    (cell,) = text_cells(ours, list(reversed(ours)))
+    assert cell.kind == "text" and "too long to compare" in cell.actual
+    assert text_cells(ours, list(ours)) == []

@@ -39,6 +39,7 @@ from bot.gendocs.tables import (
     find_region,
     parse_text_table,
 )
+from bot.limits import MAX_DOC_BYTES, InputRejected, check_size
 from bot.snapshot import GitTree, TreeReader, path_matches
 
 MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
@@ -360,6 +361,12 @@ def check_doc(
     text = head.read_text(rule.path)
     if text is None:
         return None
+    try:
+        check_size(rule.path, text, MAX_DOC_BYTES, "a generated doc")
+    except InputRejected as exc:
+        result = DocResult(rule.path, "committed", fix_command=rule.fix_command)
+        result.problems.append(Problem(rule.path, exc.reason))
+        return result
     mode = doc_mode(rule, text)
     generator_changed = bool(
         changed_paths and any(path_matches(p, g) for p in changed_paths for g in rule.generator)

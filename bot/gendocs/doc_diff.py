@@ -28,6 +28,9 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _BOLD_TITLE = re.compile(r"^\*\*(.*):\*\*$")
 # Text differences listed per doc; the patch carries all of them.
 MAX_TEXT_CELLS = 20
+# Line diffs cost up to quadratic time: past this many lines outside the tables, one cell
+# says the text differs instead of locating each line.
+MAX_TEXT_LINES = 5000
 
 
 def doc_tables(text: str, template: str) -> dict[str, Table]:
@@ -94,6 +97,11 @@ def explain(expected: str, actual: str, template: str) -> list[CellDiff]:
 
 def text_cells(expected: list[str], actual: list[str]) -> list[CellDiff]:
     """Lines outside the tables that differ (actual line numbers)."""
+    if max(len(expected), len(actual)) > MAX_TEXT_LINES:
+        if expected == actual:
+            return []
+        what = f"differs ({len(actual)} lines; too long to compare line by line)"
+        return [CellDiff("(text)", "(text)", "text", "as generated", what, "text")]
     cells: list[CellDiff] = []
     matcher = difflib.SequenceMatcher(a=actual, b=expected, autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():

@@ -54,7 +54,7 @@ def main() -> int:
     script, result_path = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
     written: dict = {}
     blocks: dict = {}
-    result = {"blocks": blocks, "files": written, "error": None, "marker_error": None}
+    result = {"blocks": blocks, "files": [], "error": None, "marker_error": None}
     sys.modules["mkdocs_gen_files"] = _stand_in_module(written)
     try:
         import regex  # noqa: F401
@@ -83,6 +83,7 @@ def main() -> int:
     except BaseException as exc:  # noqa: BLE001 - whatever the script raised is the finding
         if result["marker_error"] is None:
             result["error"] = _describe(exc)
+    result["files"] = sorted(written)  # names only: the blocks are what prbot compares
     with open(result_path, "w", encoding="utf-8") as out:
         json.dump(result, out)
     return 0
