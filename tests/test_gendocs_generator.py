@@ -267,3 +267,17 @@ def test_a_long_text_difference_is_one_cell_not_a_quadratic_diff():
     (cell,) = text_cells(ours, list(reversed(ours)))
     assert cell.kind == "text" and "too long to compare" in cell.actual
     assert text_cells(ours, list(ours)) == []
+
+
+def test_a_link_out_of_the_tree_where_the_output_goes_is_never_written_through(tmp_path, capsys):
+    root, rules_file = setup_tree(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (root / ".prbot-generated").symlink_to(tmp_path)  # would send the output to tmp_path
+    rules_file.write_text(
+        GENERATOR_RULES.replace("style: output", "style: output\n            inputs: []")
+    )
+    code, report = check_json(root, rules_file, capsys)
+    assert code == 0, report["summary"]
+    assert victim.read_text() == "keep me\n"
+    assert not (tmp_path / "attention_backends.md").exists()

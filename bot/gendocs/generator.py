@@ -163,8 +163,11 @@ def _run(
     except (OSError, tarfile.TarError, GitError) as exc:
         run.error = f"could not copy the tree for the generator: {exc}"
         return run
+    # Made fresh: a PR's tree could ship these paths, e.g. as links to write through.
+    for own in (OUTPUT_DIR, STAND_IN_DIR):
+        _remove(tree, own)
     out_dir = tree / OUTPUT_DIR
-    out_dir.mkdir(exist_ok=True)
+    out_dir.mkdir()
     interpreter = [sys.executable, "-I", "-S"]
     if generator.style == "output":
         output = out_dir / PurePosixPath(rule.path).name
@@ -173,7 +176,7 @@ def _run(
     else:
         output = out_dir / "result.json"
         stand_in = tree / STAND_IN_DIR / STAND_IN.name
-        stand_in.parent.mkdir(exist_ok=True)
+        stand_in.parent.mkdir()
         shutil.copyfile(STAND_IN, stand_in)
         argv = [*interpreter, str(stand_in), generator.script, str(output)]
     try:
