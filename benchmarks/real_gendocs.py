@@ -286,8 +286,9 @@ def render(result: dict[str, Any]) -> str:
             "table, new footnotes), the old generator writes the old layout and the doc is "
             "called out of sync, with the cells. That is the intended outcome for a PR from an "
             "author who is not trusted: their changed generator never runs, so a doc regenerated "
-            "with it cannot pass on its own say-so. From 0.26..0.27 the head's doc is a marker page, which the base's "
-            "committed-doc generator cannot produce, so the extractor judges it.",
+            "with it cannot pass on its own say-so. From 0.26..0.27 the head's doc is a "
+            "marker page, which the base's committed-doc generator cannot produce, so the "
+            "extractor judges it.",
             "",
         ]
         notes = [
