@@ -60,9 +60,7 @@ def test_write_rewrites_only_the_tables_then_check_passes(tmp_path, capsys):
     assert main(["docs", "--repo", str(root), "--check"]) == 0
 
 
-def test_a_source_that_does_not_parse_is_not_verified_exit_3_and_refuses_write(
-    tmp_path, capsys
-):
+def test_a_source_that_does_not_parse_is_not_verified_exit_3_and_refuses_write(tmp_path, capsys):
     root = copy_fixture(tmp_path / "tree")
     edit(root, "vllm/v1/attention/backends/cpu_attn.py", "class CPUAttentionBackend:", "class:")
     assert main(["docs", "--repo", str(root), "--check"]) == 3
