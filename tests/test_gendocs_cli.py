@@ -60,10 +60,10 @@ def test_write_rewrites_only_the_tables_then_check_passes(tmp_path, capsys):
     assert main(["docs", "--repo", str(root), "--check"]) == 0
 
 
-def test_a_source_that_does_not_parse_fails_check_and_refuses_write(tmp_path, capsys):
+def test_a_source_that_does_not_parse_is_not_verified_exit_3_and_refuses_write(tmp_path, capsys):
     root = copy_fixture(tmp_path / "tree")
     edit(root, "vllm/v1/attention/backends/cpu_attn.py", "class CPUAttentionBackend:", "class:")
-    assert main(["docs", "--repo", str(root), "--check"]) == 1
+    assert main(["docs", "--repo", str(root), "--check"]) == 3
     assert "error: vllm/v1/attention/backends/cpu_attn.py:" in capsys.readouterr().out
     assert main(["docs", "--repo", str(root), "--write"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -102,7 +102,7 @@ def test_a_hook_whose_command_cannot_start_is_reported_not_raised(tmp_path, caps
         "    hooks:\n      - name: gone\n        command: [prbot-no-such-generator]\n"
         "        outputs: [docker/versions.json]\n"
     )
-    assert main(["docs", "--repo", str(root), "--rules", str(rules_file), "--check"]) == 1
+    assert main(["docs", "--repo", str(root), "--rules", str(rules_file), "--check"]) == 3
     out = capsys.readouterr().out
     assert "docker/versions.json: NOT VERIFIED" in out
     assert "could not start 'prbot-no-such-generator'" in out

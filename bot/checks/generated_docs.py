@@ -90,7 +90,14 @@ def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) ->
             continue
         try:
             result = check_doc(
-                doc, snapshot.head, snapshot.base, changed_paths=changed, cache=context.cache
+                doc,
+                snapshot.head,
+                snapshot.base,
+                changed_paths=changed,
+                cache=context.cache,
+                runner=context.runner,
+                work_dir=context.work_dir,
+                trusted=snapshot.trusted,
             )
         except TemplateError as exc:
             findings.append(_problem_finding(doc.path, str(exc)))

@@ -35,11 +35,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="built-in rule set under the repo's file (default: default)",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--check", action="store_true", help="exit 1 when a doc has drifted")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 0 in sync, 1 when a doc has drifted, 3 when a doc could not be verified",
+    )
     mode.add_argument("--write", action="store_true", help="rewrite drifted tables in place")
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument(
-        "--no-hooks", action="store_true", help="skip generator hooks (they run commands)"
+        "--no-hooks",
+        action="store_true",
+        help="run none of the repository's generators (hooks, doc generators): they run its "
+        "code; docs are then checked with prbot's own extractor",
     )
     parser.set_defaults(func=run)
 
@@ -62,9 +69,10 @@ def collect(
 ) -> tuple[list[DocResult], list[HookResult]]:
     """Check every configured doc that exists in the tree, and run every hook."""
     docs: list[DocResult] = []
+    runner = SandboxRunner() if hooks else None
     for doc in doc_rules.docs:
         try:
-            result = check_doc(doc, tree)
+            result = check_doc(doc, tree, runner=runner, work_dir=work_dir)
         except TemplateError as exc:
             raise CliError(f"{doc.path}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback
@@ -72,8 +80,7 @@ def collect(
         if result is not None:
             docs.append(result)
     outputs: list[HookResult] = []
-    if hooks and doc_rules.hooks:
-        runner = SandboxRunner()
+    if runner is not None and doc_rules.hooks:
         for hook in doc_rules.hooks:
             progress(f"running hook {hook.name}: {' '.join(hook.command)}")
             outputs.extend(run_hook(hook, tree, runner=runner, work_dir=work_dir))
@@ -177,4 +184,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_text(findings)
     sys.stdout.flush()
-    return 0 if all(f["in_sync"] for f in findings) else 1
+    return exit_code(findings)
+
+
+# `prbot docs --check` exit codes (README "Command line"); 2 is a usage error (CliError).
+IN_SYNC, DRIFT, NOT_VERIFIED = 0, 1, 3
+
+
+def exit_code(findings: list[dict[str, Any]]) -> int:
+    """0 all in sync; 1 some doc drifted (whatever else); 3 none drifted, some not verified."""
+    if any(f["cells"] or f.get("manual_edits") for f in findings):
+        return DRIFT
+    return IN_SYNC if all(f["in_sync"] for f in findings) else NOT_VERIFIED

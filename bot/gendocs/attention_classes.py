@@ -197,7 +197,11 @@ class ClassReader:
                     )
         if majors:
             majors.sort()
-            return f"{majors[0]}.x" if len(majors) == 1 else f"{majors[0]}.x-{majors[-1]}.x"
+            if len(majors) == 1:
+                return f"{majors[0]}.x"
+            if majors == list(range(majors[0], majors[-1] + 1)):
+                return f"{majors[0]}.x-{majors[-1]}.x"
+            return ", ".join(f"{major}.x" for major in majors)  # e.g. 10.x, 12.x (no 11)
         if lowest:
             return f"{lowest[0]}.x-{highest[0]}.x" if highest else f"≥{lowest[0]}.{lowest[1]}"
         if _returns_computed(method, ast.Constant):
@@ -330,8 +334,29 @@ def _imported_from(source: SourceTree, tree: ast.Module, name: str, path: str) -
     return None
 
 
-def read_backend(source: SourceTree, name: str, class_path: str) -> BackendInfo | None:
-    """The feature row of one registered backend, or None (with a problem) if unreadable."""
+def factory_call(tree: ast.Module, name: str) -> str | None:
+    """The callee when module-level ``name = callee(...)`` builds the class, else None."""
+    for statement in tree.body:
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)):
+            continue
+        if not any(_target_is(t, name) for t in statement.targets):
+            continue
+        func = statement.value.func
+        if isinstance(func, ast.Name):
+            return func.id
+        if isinstance(func, ast.Attribute):
+            return func.attr
+    return None
+
+
+def read_backend(
+    source: SourceTree, name: str, class_path: str, factory_built: list[str] | None = None
+) -> BackendInfo | None:
+    """The feature row of one registered backend, or None if it has none.
+
+    None with a problem when unreadable; None with an entry in ``factory_built`` when a
+    factory call builds the class (such a backend has no row).
+    """
     path, class_name = class_path_file(class_path)
     tree = source.parse(path, required=False)
     if tree is None:
@@ -343,6 +368,13 @@ def read_backend(source: SourceTree, name: str, class_path: str) -> BackendInfo 
         return None
     node = source.find_class(tree, class_name)
     if node is None:
+        factory = factory_call(tree, class_name)
+        if factory is not None:
+            # `Name = create_composite_attention_backend(A, B, ...)` builds the class at
+            # import time; it has no body to read, and vLLM's generator gives it no row.
+            if factory_built is not None:
+                factory_built.append(f"{name} ({class_name} = {factory}(...) in {path})")
+            return None
         source.report(path, f"backend {name}: class {class_name} is not defined here")
         return None
     reader = ClassReader(source, path, tree, node)

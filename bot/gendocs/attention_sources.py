@@ -13,7 +13,12 @@ import copy
 from dataclasses import dataclass, field
 
 from bot.gendocs.attention_classes import BackendInfo, read_backend
-from bot.gendocs.mla_prefill import PrefillInfo, prefill_backends
+from bot.gendocs.mla_prefill import (
+    PREFILL_REGISTRY,
+    PrefillInfo,
+    legacy_prefill_backends,
+    prefill_backends,
+)
 from bot.gendocs.source import (
     SourceTree,
     attribute_names,
@@ -41,12 +46,20 @@ class AttentionModel:
     backends: list[BackendInfo] = field(default_factory=list)
     # "standard_sm100", "standard_default", "mla_sm100", "mla_default" -> backend names
     priorities: dict[str, list[str]] = field(default_factory=dict)
+    # Names a priority list takes from a list chosen at run time (``*sparse_backends``):
+    # their place depends on the model, which the doc marks with a footnote.
+    conditional: dict[str, list[str]] = field(default_factory=dict)
     prefill: list[PrefillInfo] = field(default_factory=list)
+    # "registry": the prefill registry (vLLM 0.21 on); "legacy": the `use_*_prefill()`
+    # switches of mla_attention.py (up to 0.20), a table with Enable / Disable columns.
+    prefill_layout: str = "registry"
     flash_attn_variants: bool = False
     flashinfer_variants: bool = False
     # Registered backends whose class could not be read: their rows are unknown, not gone.
     unreadable: list[str] = field(default_factory=list)
     unreadable_prefill: list[str] = field(default_factory=list)  # the same, MLA prefill
+    # Backends whose class a factory call builds ("NAME (Class = factory(...) in path)").
+    factory_built: list[str] = field(default_factory=list)
 
 
 def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP) -> AttentionModel:
@@ -64,21 +77,26 @@ def extract(source: SourceTree, skip: tuple[str, ...] | list[str] = DEFAULT_SKIP
             source.report(REGISTRY, f"backend {name}: {class_path!r} is not a class path")
             model.unreadable.append(name)
             continue
-        info = read_backend(source, name, class_path)
-        if info is None:
-            model.unreadable.append(name)
-        else:
+        info = read_backend(source, name, class_path, model.factory_built)
+        if info is not None:
             model.backends.append(info)
+        elif not any(f.startswith(f"{name} ") for f in model.factory_built):
+            model.unreadable.append(name)
     fa = flash_attn_features(source)
     if fa is not None:
         model.backends = _split_flash_attn(model.backends, fa)
         model.flash_attn_variants = True
-    trtllm_cc = flashinfer_trtllm_capability(source)
-    if trtllm_cc is not None:
-        model.backends = _split_flashinfer(model.backends, trtllm_cc)
+    trtllm = flashinfer_trtllm_capability(source)
+    if trtllm is not None:
+        model.backends = _split_flashinfer(model.backends, trtllm)
         model.flashinfer_variants = True
-    model.priorities = cuda_priorities(source)
-    model.prefill = prefill_backends(source, model.unreadable_prefill)
+    model.priorities = cuda_priorities(source, model.conditional)
+    if source.exists(PREFILL_REGISTRY):
+        model.prefill = prefill_backends(source, model.unreadable_prefill)
+    else:
+        legacy = legacy_prefill_backends(source)
+        if legacy is not None:
+            model.prefill, model.prefill_layout = legacy, "legacy"
     return model
 
 
@@ -101,6 +119,8 @@ def flash_attn_features(source: SourceTree) -> dict[str, dict] | None:
     if tree is None:
         return None
     fa3_fp8 = fa3_sinks = fa4_sinks = False
+    # From vLLM 0.22 FA3 always takes fp8 KV caches and the switch function is gone.
+    fa3_fp8 = source.find_function(tree, "flash_attn_supports_fp8") is None
     fa3_cc: str | None = None
     fa4_cc: str | None = None
     for function in ast.walk(tree):
@@ -139,11 +159,20 @@ def flash_attn_features(source: SourceTree) -> dict[str, dict] | None:
                             fa4_cc = f"≥{value}.0"
     if fa4_cc is None:
         fa4_cc = _fa4_capability_from_interface(source)
-    return {
+    features = {
         "fa2": {"sink": False, "fp8": False, "cc": None},
         "fa3": {"sink": fa3_sinks, "fp8": fa3_fp8, "cc": fa3_cc},
         "fa4": {"sink": fa4_sinks, "fp8": False, "cc": fa4_cc},
     }
+    # vLLM 0.27 on: fp8 support per version in flash_attn_supports_kv_cache_dtype; each row
+    # then keeps the fp8 dtypes the backend lists only where its version takes them.
+    per_dtype = source.find_function(tree, "flash_attn_supports_kv_cache_dtype")
+    if per_dtype is not None:
+        versions = set().union(*_compared_versions(per_dtype))
+        for number, key in ((2, "fa2"), (3, "fa3"), (4, "fa4")):
+            features[key]["fp8"] = number in versions
+            features[key]["fp8_filter"] = True
+    return features
 
 
 def _is_version_call(node: ast.expr) -> bool:
@@ -205,7 +234,11 @@ def _split_flash_attn(backends: list[BackendInfo], fa: dict[str, dict]) -> list[
             row.sink = fa[key]["sink"]
             if fa[key]["cc"]:
                 row.compute_capability = fa[key]["cc"]
-            if fa[key]["fp8"]:
+            if fa[key].get("fp8_filter"):
+                keep = fa[key]["fp8"]
+                plain = [d for d in row.kv_dtypes if d not in FP8_KV_DTYPES]
+                row.kv_dtypes = plain + [d for d in row.kv_dtypes if keep and d in FP8_KV_DTYPES]
+            elif fa[key]["fp8"]:
                 row.kv_dtypes = row.kv_dtypes + [d for d in FP8_KV_DTYPES if d not in row.kv_dtypes]
             out.append(row)
     return out
@@ -214,26 +247,39 @@ def _split_flash_attn(backends: list[BackendInfo], fa: dict[str, dict]) -> list[
 # -- FLASHINFER native / TRTLLM ------------------------------------------------------------
 
 
-def flashinfer_trtllm_capability(source: SourceTree) -> str | None:
-    """The device family ``supports_trtllm_attention`` checks, as "10.x"."""
+def flashinfer_trtllm_capability(source: SourceTree) -> tuple[str | None, str | None] | None:
+    """What ``supports_trtllm_attention`` checks: (XQA's exact device, trtllm-gen's family).
+
+    ``is_device_capability(90)`` -> "9.0" (vLLM 0.25 on: the XQA path on Hopper),
+    ``is_device_capability_family(100)`` -> "10.x". None when the function tests neither.
+    """
     tree = source.parse(FLASHINFER_UTILS, required=False)
     function = source.find_function(tree, "supports_trtllm_attention") if tree else None
     if function is None:
         return None
+    exact = family = None
     for node in ast.walk(function):
-        if (
+        if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "is_device_capability_family"
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, int)
         ):
-            return f"{node.args[0].value // 10}.x"
-    return None
+            continue
+        value = node.args[0].value
+        if node.func.attr == "is_device_capability_family" and family is None:
+            family = f"{value // 10}.x"
+        elif node.func.attr == "is_device_capability" and exact is None:
+            exact = f"{value // 10}.{value % 10}"
+    return (exact, family) if exact or family else None
 
 
-def _split_flashinfer(backends: list[BackendInfo], trtllm_cc: str) -> list[BackendInfo]:
+def _split_flashinfer(
+    backends: list[BackendInfo], capabilities: tuple[str | None, str | None]
+) -> list[BackendInfo]:
+    """FLASHINFER as Native + TRTLLM rows, or (with an XQA path) Native + XQA + trtllm-gen."""
+    xqa_cc, trtllm_cc = capabilities
     out: list[BackendInfo] = []
     for backend in backends:
         if backend.name != "FLASHINFER":
@@ -244,18 +290,32 @@ def _split_flashinfer(backends: list[BackendInfo], trtllm_cc: str) -> list[Backe
         native.version, native.sort_order, native.sink = "Native†", 0, False
         native.compute_capability = f"{lowest}.x-9.x"
         native.kv_dtypes = [d for d in native.kv_dtypes if d not in FLASHINFER_KERNEL_ONLY_KV]
-        trtllm = copy.deepcopy(backend)
-        trtllm.version, trtllm.sort_order, trtllm.sink = "TRTLLM†", 1, True
-        trtllm.compute_capability = trtllm_cc
-        out.extend([native, trtllm])
+        out.append(native)
+        if xqa_cc is not None:
+            xqa = copy.deepcopy(native)
+            xqa.version, xqa.sort_order, xqa.compute_capability = "XQA†", 1, xqa_cc
+            xqa.non_causal = False
+            out.append(xqa)
+        if trtllm_cc is not None:
+            trtllm = copy.deepcopy(backend)
+            trtllm.version = "trtllm-gen†" if xqa_cc is not None else "TRTLLM†"
+            trtllm.sort_order, trtllm.sink = 2 if xqa_cc is not None else 1, True
+            trtllm.compute_capability = trtllm_cc
+            out.append(trtllm)
     return out
 
 
 # -- CUDA priorities -------------------------------------------------------------------------
 
 
-def cuda_priorities(source: SourceTree) -> dict[str, list[str]]:
-    """The four priority lists of ``_get_backend_priorities`` in cuda.py."""
+def cuda_priorities(
+    source: SourceTree, conditional: dict[str, list[str]] | None = None
+) -> dict[str, list[str]]:
+    """The four priority lists of ``_get_backend_priorities`` in cuda.py.
+
+    ``conditional`` receives, per list, the names spliced in from a list variable.
+    """
+    conditional = conditional if conditional is not None else {}
     tree = source.parse(CUDA_PLATFORM)
     function = source.find_function(tree, "_get_backend_priorities") if tree else None
     if tree is not None and function is None:
@@ -267,15 +327,18 @@ def cuda_priorities(source: SourceTree) -> dict[str, list[str]]:
         if not isinstance(statement, ast.If):
             continue
         if isinstance(statement.test, ast.Name) and statement.test.id == "use_mla":
-            _branch_priorities(statement.body, priorities, "mla")
+            _branch_priorities(statement.body, priorities, "mla", conditional)
             if statement.orelse:
-                _branch_priorities(statement.orelse, priorities, "standard")
+                _branch_priorities(statement.orelse, priorities, "standard", conditional)
         else:
-            _branch_priorities([statement], priorities, "standard")
+            _branch_priorities([statement], priorities, "standard", conditional)
     return priorities
 
 
 def _is_blackwell_test(test: ast.expr) -> bool:
+    """``x.major == 10``, alone or inside an ``and`` (vLLM 0.26: ``... and not use_non_causal``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_is_blackwell_test(value) for value in test.values)
     return (
         is_major_compare(test)
         and len(test.ops) == 1
@@ -303,8 +366,9 @@ def _list_assignments(statements: list[ast.stmt]) -> dict[str, list[str]]:
     return found
 
 
-def _returned_backends(statements: list[ast.stmt]) -> list[str]:
+def _returned_backends(statements: list[ast.stmt], spliced: list[str] | None = None) -> list[str]:
     variables = _list_assignments(statements)
+    spliced = spliced if spliced is not None else []
     for statement in statements:
         if isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
             names: list[str] = []
@@ -317,21 +381,26 @@ def _returned_backends(statements: list[ast.stmt]) -> list[str]:
                     and element.value.id in variables
                 ):
                     names.extend(variables[element.value.id])
+                    spliced.extend(variables[element.value.id])
             return names
     return []
 
 
 def _branch_priorities(
-    statements: list[ast.stmt], priorities: dict[str, list[str]], prefix: str
+    statements: list[ast.stmt],
+    priorities: dict[str, list[str]],
+    prefix: str,
+    conditional: dict[str, list[str]],
 ) -> None:
     for statement in statements:
         if isinstance(statement, ast.If):
             blackwell = _is_blackwell_test(statement.test)
             then_key = f"{prefix}_sm100" if blackwell else f"{prefix}_default"
             else_key = f"{prefix}_default" if blackwell else f"{prefix}_sm100"
-            if names := _returned_backends(statement.body):
-                priorities[then_key] = names
-            if names := _returned_backends(statement.orelse):
-                priorities[else_key] = names
+            for key, branch in ((then_key, statement.body), (else_key, statement.orelse)):
+                spliced: list[str] = []
+                if names := _returned_backends(branch, spliced):
+                    priorities[key] = names
+                    conditional[key] = spliced
         elif isinstance(statement, ast.Return) and isinstance(statement.value, ast.List):
             priorities[f"{prefix}_default"] = attribute_names(statement.value.elts)

@@ -12,6 +12,43 @@ from bot.checks.base import CheckRules
 DEFAULT_FIX_COMMAND = "uv run prbot docs --repo . --write"
 
 
+def _inside_repository(paths: list[str]) -> list[str]:
+    # Outputs are read from the sandbox copy and written back by `prbot docs --write`: a path
+    # leaving the repository would read or overwrite a file elsewhere.
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if not path or path.startswith(("/", "\\")) or ".." in parts:
+            raise ValueError(f"{path!r} is not a path inside the repository")
+    return paths
+
+
+class DocGenerator(BaseModel):
+    """The repository's own generator of a doc: run sandboxed, its output is the expected doc.
+
+    ``output``: ``python SCRIPT ARGS`` writes the whole doc to ``{output}`` (vLLM's
+    pre-commit generator up to 0.26). ``mkdocs_gen_files``: the script fills the doc's
+    ``--8<-- "gen:KEY"`` markers at docs-build time (vLLM from 0.27); prbot runs it with a
+    stand-in for the ``mkdocs_gen_files`` module and keeps the blocks it fills.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    script: str
+    style: Literal["output", "mkdocs_gen_files"] = "output"
+    args: list[str] = Field(default_factory=lambda: ["--output", "{output}"])
+    # What the generator reads; the whole tree when empty.
+    inputs: list[str] = Field(default_factory=list)
+    timeout: float = Field(default=60.0, gt=0, le=600)
+
+    _check_inputs = field_validator("inputs")(_inside_repository)
+
+    @field_validator("script")
+    @classmethod
+    def _check_script(cls, value: str) -> str:
+        _inside_repository([value])
+        return value
+
+
 class DocRule(BaseModel):
     """A doc whose tables come from a built-in extractor plus a table template."""
 
@@ -27,19 +64,12 @@ class DocRule(BaseModel):
     feeds: list[str] = Field(default_factory=list)
     # The repository's own generator: a PR that edits it may legitimately change the prose.
     generator: list[str] = Field(default_factory=list)
+    # How to run that generator, first match wins: the first whose script exists in the
+    # revision the generator comes from and whose style fits the doc (committed / markers).
+    generators: list[DocGenerator] = Field(default_factory=list)
     fix_command: str = DEFAULT_FIX_COMMAND
     # Registry entries that are not backends with a table row.
     skip_backends: list[str] = Field(default_factory=lambda: ["CUSTOM", "TORCH_SDPA"])
-
-
-def _inside_repository(paths: list[str]) -> list[str]:
-    # Outputs are read from the sandbox copy and written back by `prbot docs --write`: a path
-    # leaving the repository would read or overwrite a file elsewhere.
-    for path in paths:
-        parts = PurePosixPath(path).parts
-        if not path or path.startswith(("/", "\\")) or ".." in parts:
-            raise ValueError(f"{path!r} is not a path inside the repository")
-    return paths
 
 
 class HookRule(BaseModel):

@@ -9,17 +9,24 @@ that markers and generated blocks match, and preview what a PR changes in the co
 from __future__ import annotations
 
 import difflib
-import json
+import logging
 import re
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bot.checks.base import Cache
-from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
-from bot.gendocs.patch import unified_patch
-from bot.gendocs.render import layout, render_block, render_tables
-from bot.gendocs.source import Problem, SourceTree, SplitsProblems
+from bot.gendocs.doc_diff import (
+    block_table_texts,
+    block_tables,
+    doc_tables,
+    explain,
+    extractor_disagreements,
+)
+from bot.gendocs.findings import DocResult, Expected, expected_tables
+from bot.gendocs.generator import GeneratorRun, NotRun, run_doc_generator
+from bot.gendocs.render import layout, render_block
+from bot.gendocs.source import Problem
 from bot.gendocs.tables import (
     ABSENT,
     MISSING,
@@ -29,108 +36,11 @@ from bot.gendocs.tables import (
     find_region,
     parse_text_table,
 )
-from bot.snapshot import GitTree, TreeReader, path_matches
+from bot.limits import MAX_DOC_BYTES, InputRejected, check_size
+from bot.snapshot import TreeReader, path_matches
 
 MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
-
-
-@dataclass
-class Expected:
-    """What the source says, rendered: every table, plus what could not be read."""
-
-    tables: dict[str, str]
-    problems: list[Problem]
-    unreadable: list[str]  # backends whose feature rows are unknown
-    unreadable_prefill: list[str] = field(default_factory=list)  # prefill rows unknown
-
-    def to_cache(self) -> str:
-        return json.dumps(
-            {
-                "tables": self.tables,
-                "problems": [p.to_json() for p in self.problems],
-                "unreadable": self.unreadable,
-                "unreadable_prefill": self.unreadable_prefill,
-            }
-        )
-
-    @classmethod
-    def from_cache(cls, text: str) -> Expected:
-        data = json.loads(text)
-        problems = [
-            Problem(p["path"], p["message"], p["line"], p["severity"]) for p in data["problems"]
-        ]
-        return cls(data["tables"], problems, data["unreadable"], data["unreadable_prefill"])
-
-
-CACHE_NAMESPACE = "gendocs"
-CACHE_VERSION = 2  # raised whenever what is cached changes shape
-
-
-def expected_tables(
-    rule: DocRule, tree: TreeReader, *, split_special: bool = False, cache: Cache | None = None
-) -> Expected:
-    """Extract the model from ``tree`` and render every table of the rule's template.
-
-    A git revision never changes, so with a ``cache`` its result is kept by commit.
-    """
-    key = None
-    if cache is not None and isinstance(tree, GitTree):
-        skip = ",".join(sorted(rule.skip_backends))
-        options = f"{rule.extractor}:{rule.template}:{skip}:{int(split_special)}"
-        key = f"{tree.sha}:{options}:v{CACHE_VERSION}"
-        cached = cache.get(CACHE_NAMESPACE, key)
-        if cached is not None:
-            return Expected.from_cache(cached)
-    source = SourceTree(tree)
-    model = extract(source, rule.skip_backends)
-    tables = render_tables(model, rule.template, split_special=split_special)
-    expected = Expected(tables, source.problems, model.unreadable, model.unreadable_prefill)
-    if key is not None:
-        cache.put(CACHE_NAMESPACE, key, expected.to_cache())
-    return expected
-
-
-@dataclass
-class DocResult(SplitsProblems):
-    """The finding for one doc (JSON: ``{path, in_sync, cells, ...}``)."""
-
-    path: str
-    mode: str
-    cells: list[CellDiff] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    actual_text: str | None = None
-    expected_text: str | None = None  # committed docs: the doc with its tables rewritten
-    manual_edits: list[dict[str, Any]] = field(default_factory=list)
-    preview: list[dict[str, str]] = field(default_factory=list)
-    generator_changed: bool = False
-    fix_command: str = ""
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def in_sync(self) -> bool:
-        return not self.cells and not self.errors and not self.manual_edits
-
-    def patch(self) -> str:
-        """A unified diff that brings the tables in line (empty when nothing to change)."""
-        if self.actual_text is None or self.expected_text is None:
-            return ""
-        return unified_patch(self.path, self.actual_text, self.expected_text)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "in_sync": self.in_sync,
-            "cells": [c.to_json() for c in self.cells],
-            "kind": "doc",
-            "mode": self.mode,
-            "problems": [p.to_json() for p in self.problems],
-            "manual_edits": self.manual_edits,
-            "preview": self.preview,
-            "generator_changed": self.generator_changed,
-            "fix_command": self.fix_command,
-            "patch": self.patch(),
-            "notes": self.notes,
-        }
+log = logging.getLogger(__name__)
 
 
 def doc_mode(rule: DocRule, text: str) -> str:
@@ -314,19 +224,160 @@ def check_doc(
     *,
     changed_paths: list[str] | None = None,
     cache: Cache | None = None,
+    runner: Any = None,
+    work_dir: Path | None = None,
+    trusted: bool = True,
 ) -> DocResult | None:
     """The finding for one doc at ``head`` (None when the doc does not exist there).
 
-    With ``base`` (a PR), prose edited outside the tables without touching the generator
-    is reported, and marker docs get a preview of the PR's changes to the content.
+    Where the rules name the repository's generator for the doc, its output (the base
+    revision's generator, run sandboxed on ``head``) is the expected doc, and prbot's
+    extractor only explains. Otherwise the extractor and template are the judge; with
+    ``base`` (a PR), prose edited outside the tables is reported, and marker docs get a
+    preview of the PR's changes to the content.
     """
     text = head.read_text(rule.path)
     if text is None:
         return None
+    try:
+        check_size(rule.path, text, MAX_DOC_BYTES, "a generated doc")
+    except InputRejected as exc:
+        result = DocResult(rule.path, "committed", fix_command=rule.fix_command)
+        result.problems.append(Problem(rule.path, exc.reason))
+        return result
     mode = doc_mode(rule, text)
     generator_changed = bool(
         changed_paths and any(path_matches(p, g) for p in changed_paths for g in rule.generator)
     )
+    run = run_doc_generator(
+        rule,
+        mode,
+        head,
+        runner=runner,
+        work_dir=work_dir,
+        base=base,
+        trusted=trusted,
+        generator_changed=generator_changed,
+        cache=cache,
+    )
+    if isinstance(run, GeneratorRun):
+        result = judged_by_generator(rule, text, mode, run, head, cache=cache)
+        if base is not None and mode == "markers" and run.ok:
+            result.preview = _generated_preview(rule, run, base, runner, work_dir, cache)
+    else:
+        result = judged_by_extractor(rule, text, mode, head, base, generator_changed, cache)
+        if isinstance(run, NotRun):
+            result.notes.append(f"{run.reason}; checked with prbot's own extractor")
+    result.generator_changed = generator_changed
+    if generator_changed and isinstance(run, GeneratorRun):
+        result.notes.append(
+            "the PR changes the doc's generator; "
+            + (
+                "ran the PR's generator (the author is trusted)"
+                if run.ran_from == "head"
+                else "ran the base revision's generator (the author is not trusted)"
+            )
+        )
+    elif generator_changed:
+        result.notes.append(
+            "the PR changes the doc's generator; the tables are checked with prbot's own "
+            "extractor, which follows the released generator's rules"
+        )
+    return result
+
+
+GENERATOR_ORIGIN = {
+    "base": "the base revision's generator",
+    "head": "the PR's generator",
+    "tree": "the repository's generator",
+}
+
+
+def judged_by_generator(
+    rule: DocRule, text: str, mode: str, run: GeneratorRun, head: TreeReader, *, cache=None
+) -> DocResult:
+    """The doc against its generator's output; the extractor's view is kept aside."""
+    result = DocResult(rule.path, mode, actual_text=text, fix_command=rule.fix_command)
+    result.generator = run.describe()
+    origin = GENERATOR_ORIGIN.get(run.ran_from, "the generator")
+    if not run.ok:
+        result.problems.append(
+            Problem(rule.path, f"could not run {origin} {run.script}: {run.error}")
+        )
+        return result
+    if mode == "committed":
+        result.expected_text = run.text or ""
+        result.cells = explain(result.expected_text, text, rule.template)
+        regions = layout(rule.template).regions
+        generated = {
+            k: t for k, t in doc_tables(result.expected_text, rule.template).items() if k in regions
+        }
+        extracted = expected_tables(rule, head, cache=cache)
+    else:
+        if run.marker_error:
+            result.cells.append(
+                CellDiff(
+                    "(markers)",
+                    "(page)",
+                    "marker",
+                    "every marker filled",
+                    run.marker_error,
+                    "marker",
+                )
+            )
+        generated = block_tables(run.blocks or {}, rule.template)
+        extracted = expected_tables(rule, head, split_special=True, cache=cache)
+    result.extractor_disagreements = extractor_disagreements(generated, extracted.tables)
+    result.extractor_cells_compared = sum(len(t.header) * len(t.rows) for t in generated.values())
+    result.extractor_problems = [p for p in extracted.problems if p.severity == "error"]
+    if result.extractor_disagreements or result.extractor_problems:
+        first = (result.extractor_disagreements or result.extractor_problems)[0]
+        log.warning(
+            "gendocs: prbot's extractor disagrees with %s on %s (%d cells, %d problems), e.g. %s",
+            origin,
+            rule.path,
+            len(result.extractor_disagreements),
+            len(result.extractor_problems),
+            first,
+        )
+    return result
+
+
+def _generated_preview(
+    rule: DocRule,
+    head_run: GeneratorRun,
+    base: TreeReader,
+    runner: Any,
+    work_dir: Path | None,
+    cache: Cache | None,
+) -> list[dict[str, str]]:
+    """What the PR changes in the generated blocks: the base's generator on the base tree."""
+    before = run_doc_generator(rule, "markers", base, runner=runner, work_dir=work_dir, cache=cache)
+    if not isinstance(before, GeneratorRun) or not before.ok or before.blocks is None:
+        return []
+    return preview_changes(
+        block_table_texts(before.blocks, rule.template),
+        block_table_texts(head_run.blocks or {}, rule.template),
+    )
+
+
+def _factory_notes(expected: Expected) -> list[str]:
+    return [
+        f"backend {entry}: built by a factory call, so it has no row of its own"
+        for entry in expected.factory_built
+    ]
+
+
+def judged_by_extractor(
+    rule: DocRule,
+    text: str,
+    mode: str,
+    head: TreeReader,
+    base: TreeReader | None,
+    generator_changed: bool,
+    cache: Cache | None,
+) -> DocResult:
+    """The doc against prbot's extractor and template (no generator for it)."""
     if mode == "markers":
         head_expected = expected_tables(rule, head, split_special=True, cache=cache)
         base_expected = (
@@ -335,21 +386,18 @@ def check_doc(
             else None
         )
         result = check_markers(rule, text, head_expected, base_expected)
-    else:
-        result = check_committed(rule, text, expected_tables(rule, head, cache=cache))
-        base_text = base.read_text(rule.path) if base is not None else None
-        if base_text is not None and base_text != text and doc_mode(rule, base_text) == mode:
-            edits = prose_edits(base_text, text, rule.template)
-            if edits and not generator_changed:
-                result.manual_edits = edits
-            elif edits:
-                result.notes.append(
-                    "the PR edits the text around the tables and also changes the generator"
-                )
-    result.generator_changed = generator_changed
-    if generator_changed:
-        result.notes.append(
-            "the PR changes the doc's generator; the tables are checked with prbot's own "
-            "extractor, which follows the released generator's rules"
-        )
+        result.notes.extend(_factory_notes(head_expected))
+        return result
+    head_expected = expected_tables(rule, head, cache=cache)
+    result = check_committed(rule, text, head_expected)
+    result.notes.extend(_factory_notes(head_expected))
+    base_text = base.read_text(rule.path) if base is not None else None
+    if base_text is not None and base_text != text and doc_mode(rule, base_text) == mode:
+        edits = prose_edits(base_text, text, rule.template)
+        if edits and not generator_changed:
+            result.manual_edits = edits
+        elif edits:
+            result.notes.append(
+                "the PR edits the text around the tables and also changes the generator"
+            )
     return result

@@ -65,13 +65,13 @@ def layout(template: str = DEFAULT_TEMPLATE) -> Layout:
     return Layout(dict(module.regions), blocks, dict(module.tables))
 
 
-def _row_group(backend: Any, split_special: bool) -> str:
-    """Which feature table a backend row goes to."""
-    if split_special and backend.name.endswith("_DSV4"):
+def _row_group(backend: Any) -> str:
+    """Which feature table a backend row goes to (vLLM's generators from 0.23 on)."""
+    if backend.name.endswith("_DSV4"):
         return "mla_v4"
     if backend.is_mla:
         return "mla"
-    if split_special and backend.name.startswith("MINIMAX"):
+    if backend.name.startswith("MINIMAX"):
         return "minimax"
     return "standard"
 
@@ -81,8 +81,9 @@ def render_tables(
 ) -> dict[str, str]:
     """Every table the template defines, as Markdown lines joined by newlines.
 
-    A priority table whose list the source does not have is left out. ``split_special``
-    gives MiniMax and DeepSeek-V4 backends tables of their own (marker docs do that).
+    A priority table whose list the source does not have is left out. MiniMax and
+    DeepSeek-V4 backends have tables of their own; with ``split_special`` (marker docs,
+    whose blocks always exist) those tables are rendered even when empty.
     """
     module = _module(template)
     markers = module.footnote_markers
@@ -93,9 +94,15 @@ def render_tables(
             names = model.priorities.get(spec["list"])
             if names is None:
                 continue
+            # A footnote marks a backend whose place the model decides (a spliced list).
             notes = markers["priority"].get(spec["list"], {})
+            spliced = set(model.conditional.get(spec["list"], []))
             rows = [
-                {"rank": rank, "name": name, "marker": notes.get(name, "")}
+                {
+                    "rank": rank,
+                    "name": name,
+                    "marker": notes.get(name, "") if name in spliced else "",
+                }
                 for rank, name in enumerate(names, 1)
             ]
             out[key] = str(module.table(module.priority_columns, rows))
@@ -109,11 +116,14 @@ def render_tables(
                 }
                 for row in model.prefill
             ]
-            out[key] = str(module.table(module.prefill_columns, rows))
+            columns = module.prefill_columns
+            if model.prefill_layout == "legacy":
+                columns = getattr(module, "prefill_legacy_columns", columns)
+            out[key] = str(module.table(columns, rows))
         elif kind == "feature":
-            chosen = [b for b in model.backends if _row_group(b, split_special) == spec["rows"]]
-            if not split_special and spec["rows"] in ("minimax", "mla_v4"):
-                continue
+            chosen = [b for b in model.backends if _row_group(b) == spec["rows"]]
+            if not split_special and spec["rows"] in ("minimax", "mla_v4") and not chosen:
+                continue  # a committed doc has these sections only when they have rows
             chosen.sort(key=lambda b: (b.name, b.sort_order))
             options = {"versions": any(b.version for b in chosen), "mla": spec["mla"]}
             columns = [c for c in module.feature_columns if options.get(c.get("when"), True)]
