@@ -120,7 +120,8 @@ def test_hand_edited_cells_are_escaped_in_the_comment(make_repo, check_context):
 def test_a_bad_template_is_a_finding_not_a_crash(make_repo, check_context):
     bad = GeneratedDocsRules(docs=[DocRule(path=DOC, feeds=FEEDS, template="gendocs/nope.j2")])
     section = run(pr(make_repo, add_backend()), bad, check_context)
-    assert section.status == Status.WARN
+    # The doc could not be verified: an error, so a required check cannot pass through it.
+    assert section.status == Status.ERROR
     assert "nope.j2 does not exist" in section.findings[0]["problems"][0]["message"]
     text = render(section)
     assert "could not be rendered" not in text and "nope.j2 does not exist" in text

@@ -102,7 +102,8 @@ def test_a_failing_generator_is_not_verified_exit_3_with_the_reason(tmp_path, ca
     root, rules_file = setup_tree(tmp_path, files)
     code, report = check_json(root, rules_file, capsys)
     assert code == 3
-    assert report["status"] == "warn"
+    # Not verified is an error (never a pass for a required check), not a warning.
+    assert report["status"] == "error"
     assert report["summary"].startswith("could not verify docs/design/attention_backends.md")
     assert "ModuleNotFoundError: No module named 'torch'" in report["summary"]
     assert report["findings"][0]["cells"] == []

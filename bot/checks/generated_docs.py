@@ -70,7 +70,9 @@ def summarize(findings: list[dict[str, Any]]) -> tuple[Status, str]:
         where = f"{first['path']}:{first['line']}" if first["line"] else first["path"]
         more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
         message = f"could not verify {broken[0]['path']}{more}: {where}: {first['message']}"
-        return Status.WARN, message
+        # An error, not a warning: a PR that makes its doc unverifiable (a source that does
+        # not parse, a file over a bound) must not pass a required check that drift would fail.
+        return Status.ERROR, message
     if noted:
         count = sum(len(f["problems"]) for f in noted)
         return Status.WARN, f"{len(findings)} in sync, {count} source notes to read"
