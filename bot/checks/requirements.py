@@ -41,6 +41,7 @@ def row_finding(row: Row) -> dict[str, Any]:
         ],
         "conflicts": [{**c.to_json(), "new": new} for c, new in row.conflicts],
         "compiled": [item.to_json() for item in row.compiled],
+        "ignored": [item.to_json() for item in row.ignored],
     }
     for before, after in row.diff.changed:
         old, new = change_texts(before, after)
@@ -87,6 +88,7 @@ def orphan_finding(item: StaleCompiled) -> dict[str, Any]:
         "problems": [],
         "conflicts": [],
         "compiled": [item.to_json()],
+        "ignored": [],
     }
 
 

@@ -23,6 +23,7 @@ from bot.requirements.matrix import Cell, Target, build_targets, cells
 from bot.requirements.parser import Problem
 from bot.requirements.resolve import Resolution, UvResolver, uv_binary
 from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
+from bot.requirements.sources import Ignored, SourcePolicy
 from bot.snapshot import Snapshot, path_matches
 
 _REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
@@ -59,6 +60,8 @@ class Row:
     # True when the base already failed the same way: not this PR's doing.
     failing_at_base: bool = False
     notes: list[str] = field(default_factory=list)
+    # Index options and URL lines kept from uv (bot.requirements.sources), with file:line.
+    ignored: list[Ignored] = field(default_factory=list)
 
     @property
     def new_problems(self) -> list[Problem]:
@@ -155,13 +158,27 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         analysis.rows.append(row)
 
     _attach_compiled(analysis, stale)
-    analysis.uv_runs = resolve_rows(analysis.rows, closures, rules, context)
+    analysis.uv_runs = resolve_rows(
+        analysis.rows, closures, rules, context, _source_policy(snapshot, closures)
+    )
     if rules.rerun_compiled and context.runner is not None:
         for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
             if item.rerun == "not run":
                 _rerun(item, snapshot, rules, context)
     analysis.rows.sort(key=_strength)
     return analysis
+
+
+def _source_policy(
+    snapshot: Snapshot, closures: dict[str, tuple[Closure, Closure]]
+) -> SourcePolicy:
+    """The author's trust, and the index options and URL lines the base already had."""
+    base = [pair[0] for pair in closures.values()]
+    return SourcePolicy.for_author(
+        snapshot.trusted,
+        [o for c in base for o in c.options],
+        [r for c in base for r in c.requirements + c.constraints],
+    )
 
 
 def _group_conflicts(

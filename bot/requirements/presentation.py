@@ -12,7 +12,15 @@ import re
 from typing import Any
 
 # What a details block says, apart from resolution (which varies by cell and is listed inside).
-_CONTENT_FIELDS = ("added_from", "removed_from", "changed", "problems", "conflicts", "compiled")
+_CONTENT_FIELDS = (
+    "added_from",
+    "removed_from",
+    "changed",
+    "problems",
+    "conflicts",
+    "compiled",
+    "ignored",
+)
 # A table row's columns, apart from the architecture.
 _ROW_FIELDS = ("platform", "python", "resolution", "failing_at_base", "cached", "why")
 _SUMMARY_PLATFORMS = 4
