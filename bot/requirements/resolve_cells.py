@@ -41,9 +41,7 @@ class FlatInput:
     ignored: list[Ignored] = field(default_factory=list)  # refused by the source policy
 
 
-def flatten(
-    closure: Closure, env: dict[str, str], policy: SourcePolicy | None = None
-) -> FlatInput:
+def flatten(closure: Closure, env: dict[str, str], policy: SourcePolicy | None = None) -> FlatInput:
     """The requirements and constraints text uv gets for one environment.
 
     Only lines whose markers hold are kept, so a change that only touches aarch64 lines
@@ -99,7 +97,9 @@ def _request(
     env = marker_environment(row.cell.arch, row.cell.python)
     flat = flatten(closure, env, policy)
     options = tuple(rules.uv_options + target.rules.uv_options)
-    return ResolutionRequest(flat.requirements, flat.constraints, row.cell.python, platform, options)
+    return ResolutionRequest(
+        flat.requirements, flat.constraints, row.cell.python, platform, options
+    )
 
 
 def resolve_rows(
