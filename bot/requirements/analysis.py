@@ -4,12 +4,13 @@ whether it still resolves. Pure over two trees, except for uv behind :class:`UvR
 
 from __future__ import annotations
 
+import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.gitrepo import GitError
-from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled, rerun_compiled
+from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled
 from bot.requirements.config import RequirementsRules
 from bot.requirements.consistency import PinConflict, pin_conflicts
 from bot.requirements.effective import (
@@ -21,6 +22,7 @@ from bot.requirements.effective import (
 from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Cell, Target, build_targets, cells
 from bot.requirements.parser import Problem
+from bot.requirements.rerun import rerun_compiled
 from bot.requirements.resolve import Resolution, UvResolver, uv_binary
 from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
 from bot.requirements.sources import Ignored, SourcePolicy
@@ -158,13 +160,12 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         analysis.rows.append(row)
 
     _attach_compiled(analysis, stale)
-    analysis.uv_runs = resolve_rows(
-        analysis.rows, closures, rules, context, _source_policy(snapshot, closures)
-    )
+    policy = _source_policy(snapshot, closures)
+    analysis.uv_runs = resolve_rows(analysis.rows, closures, rules, context, policy)
     if rules.rerun_compiled and context.runner is not None:
         for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
             if item.rerun == "not run":
-                _rerun(item, snapshot, rules, context)
+                _rerun(item, snapshot, rules, context, policy)
     analysis.rows.sort(key=_strength)
     return analysis
 
@@ -231,7 +232,13 @@ def _attach_compiled(analysis: Analysis, stale: list[tuple[CompiledFile, StaleCo
             analysis.orphan_compiled.append(item)
 
 
-def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, context: Any) -> None:
+def _rerun(
+    item: StaleCompiled,
+    snapshot: Snapshot,
+    rules: RequirementsRules,
+    context: Any,
+    policy: SourcePolicy,
+) -> None:
     if item.compiled is None:
         return
     compiled = item.compiled
@@ -246,8 +253,9 @@ def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, co
             resolver.environment(),
             extra_options=rules.uv_options,
             timeout=rules.uv_timeout_seconds,
+            policy=policy,
         )
-    except (GitError, OSError) as exc:  # an export or a missing uv: report, do not crash
+    except (GitError, OSError, tarfile.TarError) as exc:  # report, do not crash
         item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {exc}"
 
 
