@@ -151,9 +151,12 @@ def test_common_change_reaches_every_platform_and_resolves(tmp_path, vllm_like, 
     assert cuda["resolution"] == "ok"
     assert found[("cpu", "ppc64le")]["resolution"] == "skipped"
     assert "ppc64le" in found[("cpu", "ppc64le")]["detail"]
-    # test/cuda.txt was compiled with -c cuda.txt, which includes common.txt: now stale.
-    assert found[("test-cuda", "x86_64")]["compiled"][0]["path"] == "requirements/test/cuda.txt"
+    # test/cuda.txt was compiled with -c cuda.txt, which includes common.txt; but it pins no
+    # alpha, and a constraint on a package nothing requires adds nothing: not stale.
+    assert found[("test-cuda", "x86_64")]["compiled"] == []
+    # cpu/ppc64le was not resolved: never a pass.
     assert section.status == Status.WARN
+    assert "not resolved on 1 (uv has no --python-platform for ppc64le)" in section.summary
     assert "build-cuda/x86_64" in section.data["unaffected"]
     assert runner.invocations == 6  # every resolvable cell once, in parallel
 
@@ -356,14 +359,21 @@ def test_stale_compiled_file_of_an_undeclared_set_still_reports(tmp_path, vllm_l
     base = repo.git("rev-parse", "HEAD")
     head = repo.commit({"requirements/docs.in": "mkdocs\nmkdocs-material\n"})
     section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
-    (finding,) = section.findings
+    finding, source = section.findings
     assert (finding["platform"], finding["kind"]) == ("requirements/docs.txt", "compiled")
     assert finding["compiled"][0]["changed_sources"] == ["requirements/docs.in"]
+    # mkdocs-material is now required and docs.txt does not pin it: certainly stale.
+    assert finding["compiled"][0]["verdict"] == "stale"
+    assert finding["compiled"][0]["reasons"] == ["`mkdocs-material` is required but not pinned"]
+    # The .in itself is in no declared set, and is still listed with its change.
+    assert (source["platform"], source["kind"]) == ("requirements/docs.in", "unreached")
+    assert source["added"] == ["mkdocs-material"]
+    assert source["reached_by"] == ["compiled into requirements/docs.txt"]
     assert section.status == Status.WARN
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
     blob = f"https://github.com/o/r/blob/{snapshot.head_sha}"
     assert (
-        f"[`requirements/docs.txt`]({blob}/requirements/docs.txt) was not recompiled after"
+        f"[`requirements/docs.txt`]({blob}/requirements/docs.txt) stale: not recompiled after"
         f" [`requirements/docs.in`]({blob}/requirements/docs.in)"
     ) in text
 
