@@ -243,9 +243,58 @@ def test_unrelated_change_is_skipped_without_running_anything(tmp_path, vllm_lik
 def test_watched_file_reaches_every_cell(tmp_path, vllm_like, wheels):
     repo, base = vllm_like
     head = repo.commit({"setup.py": "print('build')\n"})
-    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
     assert len(section.findings) == len(rows(section)) >= 10
-    assert all(f["why"] == ["setup.py"] for f in section.findings)
+    assert all(f["why"] == ["setup.py"] and f["only_watched"] for f in section.findings)
+    # Cells with 0 added, 0 removed, 0 changed, affected only by setup.py: one line.
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "| Platform |" not in text and "<details><summary>`cuda`" not in text
+    assert (
+        f"{len(section.findings)} cell(s) with no package change, affected only because"
+        " `setup.py` changed: `cuda` / x86\\_64, aarch64 · `rocm` / x86\\_64"
+    ) in text
+
+
+def test_a_watched_file_and_a_real_change_fold_only_the_empty_cells(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    head = repo.commit(
+        {"setup.py": "print('build')\n", "requirements/rocm.txt": "-r common.txt\nrocm-tools\n"}
+    )
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "| `rocm` | x86\\_64 | 0 | 0 | 1 |" in text
+    assert "| `cuda` |" not in text
+    assert f"{len(section.findings) - 1} cell(s) with no package change" in text
+
+
+def test_an_unreachable_index_is_never_a_pass(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    head = repo.commit({"requirements/rocm.txt": "-r common.txt\nrocm-tools>=1.0\n"})
+    path = tmp_path / "rules.yaml"
+    # Port 9 (discard) on loopback: the connection is refused at once.
+    path.write_text(
+        rule_text(wheels).replace(
+            f'[--no-index, --find-links, "{wheels}"]', '[--index-url, "http://127.0.0.1:9/simple"]'
+        )
+    )
+    ruleset = rules_module.load_file(path)
+    context = context_for(tmp_path, SandboxRunner(timeout=60))
+    section, _ = check(repo, base, head, ruleset, context)
+    (finding,) = section.findings
+    assert finding["resolution"] == "skipped"
+    assert finding["detail"].startswith("index unreachable: 127.0.0.1:9")
+    assert section.status == Status.WARN
+    assert "not resolved on 1 (index unreachable: 127.0.0.1:9" in section.summary
+
+
+def test_nothing_resolved_and_nothing_changed_is_a_skip_with_the_reason(
+    tmp_path, vllm_like, wheels
+):
+    repo, base = vllm_like
+    head = repo.commit({"requirements/rocm.txt": "-r common.txt\nrocm-tools==1.0\n# note\n"})
+    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    assert section.status == Status.SKIP
+    assert "not resolved on 1 (no sandboxed runner to run uv)" in section.summary
 
 
 def test_bad_input_gives_findings_with_file_and_line_and_others_still_report(
