@@ -284,7 +284,7 @@ def test_an_unreachable_index_is_never_a_pass(tmp_path, vllm_like, wheels):
     assert finding["resolution"] == "skipped"
     assert finding["detail"].startswith("index unreachable: 127.0.0.1:9")
     assert section.status == Status.WARN
-    assert "not resolved on 1 (index unreachable: 127.0.0.1:9" in section.summary
+    assert "not resolved on 1 (index unreachable: 127.0.0.1)" in section.summary
 
 
 def test_nothing_resolved_and_nothing_changed_is_a_skip_with_the_reason(

@@ -200,13 +200,16 @@ def _unresolved_reasons(rows: list[Row]) -> str:
     by_reason: dict[str, int] = {}
     for row in rows:
         reason = row.resolution.detail if row.resolution else "not attempted"
+        if reason.startswith("index unreachable: "):
+            # "index unreachable: HOST: cause": the host is what differs; the cell says why.
+            reason = ":".join(reason.split(":", 2)[:2])
         reason = reason if len(reason) <= 80 else reason[:79] + "…"
         by_reason[reason] = by_reason.get(reason, 0) + 1
     if len(by_reason) == 1:
         return next(iter(by_reason))
     shown = [f"{n}: {reason}" for reason, n in list(by_reason.items())[:3]]
     if len(by_reason) > 3:
-        shown.append(f"{len(by_reason) - 3} more reasons")
+        shown.append(f"{len(by_reason) - 3} more reason(s)")
     return "; ".join(shown)
 
 
