@@ -514,3 +514,15 @@ def test_untrusted_authors_requirements_are_resolved_without_building(tmp_path, 
     assert rocm["resolution"] == "failed"
     assert "no usable wheels" in rocm["detail"]
     assert "setup.py ran" not in rocm["detail"]
+
+
+def test_a_deep_include_chain_through_the_whole_check_is_a_finding(tmp_path, vllm_like, wheels):
+    # test_requirements_graph walks 3,000 deep; through git, 200 show the same bound faster.
+    repo, base = vllm_like
+    chain = {f"requirements/deep/r{i}.txt": f"-r r{i + 1}.txt\n" for i in range(200)}
+    chain["requirements/rocm.txt"] = "-r common.txt\n-r deep/r0.txt\nrocm-tools==1.0\n"
+    head = repo.commit(chain)
+    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    assert section.status == Status.FAIL
+    problems = [p["message"] for p in rows(section)[("rocm", "x86_64")]["problems"]]
+    assert any("nested over 50 deep; not followed" in m for m in problems)

@@ -5,6 +5,7 @@ from bot import rules as rules_module
 from bot.checks.base import CheckContext, MemoryCache, Status
 from bot.checks.requirements import run
 from bot.report import Report, render_markdown
+from bot.requirements.unreached import MAX_UNREACHED
 from bot.snapshot import snapshot_from_checkout
 
 KV_BASE = (
@@ -97,3 +98,11 @@ def test_a_file_included_by_an_unreached_one_names_its_includer(tmp_path, make_r
     found = {f["platform"]: f for f in section.findings}
     assert found["requirements/lint.txt"]["reached_by"] == ["included by requirements/dev.txt"]
     assert found["requirements/dev.txt"]["added"] == ["ruff==0.9", "tblib"]
+
+
+def test_thousands_of_changed_files_are_listed_up_to_a_bound(tmp_path, make_repo):
+    many = {f"requirements/extra/r{i:04d}.txt": f"pkg{i}\n" for i in range(120)}
+    section, _ = _section(tmp_path, make_repo, many)
+    unreached = [f for f in section.findings if f["kind"] == "unreached"]
+    assert len(unreached) == MAX_UNREACHED
+    assert f"+{120 - 3}" in section.summary  # three named, the rest counted

@@ -178,7 +178,8 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
         parts.append(f"not resolved on {len(unresolved)} ({_unresolved_reasons(unresolved)})")
     if analysis.unreached:
         names = ", ".join(u.path for u in analysis.unreached[:3])
-        more = f" +{len(analysis.unreached) - 3}" if len(analysis.unreached) > 3 else ""
+        extra = len(analysis.unreached) - 3 + analysis.unreached_more
+        more = f" +{extra}" if extra > 0 else ""
         parts.append(f"in no declared set: {names}{more}")
     if failed or broken:
         status = Status.FAIL

@@ -91,6 +91,7 @@ class Analysis:
     unaffected: list[str] = field(default_factory=list)
     orphan_compiled: list[StaleCompiled] = field(default_factory=list)
     unreached: list[Unreached] = field(default_factory=list)
+    unreached_more: int = 0  # changed files in no declared set beyond those listed
     uv_runs: int = 0
 
 
@@ -147,7 +148,7 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         for name in reached_by[path]:
             why_by_target.setdefault(name, set()).add(path)
     env = marker_environment("x86_64", (rules.python_versions or ["3.12"])[0])
-    unreached = unreached_files(
+    unreached, unreached_more = unreached_files(
         changed,
         set(reached_by),
         base_tree,
@@ -160,7 +161,7 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
     if not why_by_target and not watched and not stale and not unreached:
         return Analysis(False, "no changed file reaches any platform")
 
-    analysis = Analysis(True, unreached=unreached)
+    analysis = Analysis(True, unreached=unreached, unreached_more=unreached_more)
     conflict_cache: dict[tuple[str, str, str], tuple[list[PinConflict], set[Any]]] = {}
     for cell in cells(targets, rules.python_versions):
         base_closure, head_closure = closures[cell.target.name]
@@ -255,13 +256,15 @@ def _stale_compiled(
     rules: RequirementsRules,
 ) -> list[tuple[CompiledFile, StaleCompiled]]:
     """Compiled files whose changed inputs would change them (or may: see staleness)."""
+    # A compiled file the PR changed is not stale by definition, so only unchanged ones (base
+    # content, which the PR cannot multiply) are read.
     candidates = [
-        p for p in snapshot.head.list_paths() if any(path_matches(p, g) for g in rules.compiled)
+        p
+        for p in snapshot.head.list_paths()
+        if p not in changed and any(path_matches(p, g) for g in rules.compiled)
     ]
     found = []
     for compiled in find_compiled(head_tree, candidates):
-        if compiled.path in changed:
-            continue
         sources = [s for s in compiled_sources(compiled, head_tree) if s in changed]
         if not sources:
             continue

@@ -17,6 +17,8 @@ from bot.snapshot import ChangedFile
 _REQUIREMENT_SUFFIXES = (".txt", ".in")
 # Share of package names two files must have in common to be one file moved (Jaccard).
 MIN_MOVE_SIMILARITY = 0.5
+# Changed files compared with a moved entry; a PR controls how many there are.
+MAX_MOVE_CANDIDATES = 200
 
 
 def _names(tree: RequirementTree, path: str) -> set[str]:
@@ -43,10 +45,9 @@ def moved_from(
     if not wanted:
         return None
     best, best_score = None, 0.0
-    for item in changed:
-        path = item.previous_path or item.path
-        if path == entry or not path.endswith(_REQUIREMENT_SUFFIXES):
-            continue
+    candidates = [item.previous_path or item.path for item in changed]
+    candidates = [p for p in candidates if p != entry and p.endswith(_REQUIREMENT_SUFFIXES)]
+    for path in candidates[:MAX_MOVE_CANDIDATES]:
         found = _names(base_tree, path)
         if not found:
             continue

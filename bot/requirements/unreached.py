@@ -18,8 +18,10 @@ from bot.requirements.effective import SetDiff, diff_sets, effective_set
 from bot.requirements.graph import RequirementTree
 from bot.snapshot import path_matches
 
-# Bounds on the search for what names a file: files read, and the size of each.
-MAX_MENTION_FILES = 500
+# Bounds: a PR controls how many files change and how large the searched files are.
+MAX_UNREACHED = 50  # files listed; the rest are counted
+MAX_MENTION_FILES = 500  # files searched for a path, and their bytes in all
+MAX_MENTION_BYTES = 20_000_000
 MAX_SHOWN = 3
 
 
@@ -31,37 +33,57 @@ class Unreached:
     compiled: bool = False
 
 
+def _mention_texts(head_tree: RequirementTree, paths: list[str]) -> dict[str, str]:
+    """The searched files' text, read once, within the byte budget."""
+    texts: dict[str, str] = {}
+    budget = MAX_MENTION_BYTES
+    for path in paths[:MAX_MENTION_FILES]:
+        text = head_tree.reader.read_text(path)
+        if text is None or len(text) > MAX_REQUIREMENTS_BYTES or len(text) > budget:
+            continue
+        budget -= len(text)
+        texts[path] = text
+    return texts
+
+
+@dataclass
+class _RequirementFiles:
+    """The head's requirement files, each read once: what it includes, what it compiles."""
+
+    includes: dict[str, set[str]] = field(default_factory=dict)
+    compiled_from: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, head_tree: RequirementTree, paths: list[str]) -> _RequirementFiles:
+        found = cls()
+        for path in paths[:MAX_MENTION_FILES]:
+            parsed = head_tree.file(path)
+            if parsed is None:
+                continue
+            found.includes[path] = {include.target for include in parsed.includes}
+            text = head_tree.reader.read_text(path) or ""
+            header = parse_compiled_header(path, text[:4000])
+            if header is not None and header.problem is None:
+                found.compiled_from[path] = header.inputs + header.constraints
+        return found
+
+
 def _reached_by(
-    path: str,
-    head_tree: RequirementTree,
-    requirement_paths: list[str],
-    mention_paths: list[str],
+    path: str, files: _RequirementFiles, mentions: dict[str, str]
 ) -> tuple[list[str], bool]:
-    text = head_tree.reader.read_text(path) or ""
-    compiled = parse_compiled_header(path, text[:4000])
     out: list[str] = []
-    if compiled is not None and compiled.problem is None:
-        out.append("compiled from " + ", ".join(compiled.inputs + compiled.constraints))
-    includers, outputs = [], []
-    for other in requirement_paths[:MAX_MENTION_FILES]:
-        parsed = head_tree.file(other) if other != path else None
-        if parsed is not None and any(i.target == path for i in parsed.includes):
-            includers.append(other)
-        header = parse_compiled_header(other, (head_tree.reader.read_text(other) or "")[:4000])
-        if header is not None and path in header.inputs + header.constraints:
-            outputs.append(other)
+    if path in files.compiled_from:
+        out.append("compiled from " + ", ".join(files.compiled_from[path]))
+    includers = [other for other, targets in files.includes.items() if path in targets]
+    outputs = [other for other, inputs in files.compiled_from.items() if path in inputs]
     if includers:
         out.append(_listed("included by", includers))
     if outputs:
         out.append(_listed("compiled into", outputs))
-    mentioned = []
-    for other in mention_paths[:MAX_MENTION_FILES]:
-        data = head_tree.reader.read_text(other)
-        if data is not None and len(data) <= MAX_REQUIREMENTS_BYTES and path in data:
-            mentioned.append(other)
+    mentioned = [other for other, data in mentions.items() if path in data]
     if mentioned:
         out.append(_listed("named in", mentioned))
-    return out, compiled is not None
+    return out, path in files.compiled_from
 
 
 def _listed(prefix: str, paths: list[str]) -> str:
@@ -78,21 +100,26 @@ def unreached_files(
     file_globs: list[str],
     mention_globs: list[str],
     env: dict[str, str],
-) -> list[Unreached]:
-    """Every changed file of ``file_globs`` outside ``reached``, with what reaches it."""
+) -> tuple[list[Unreached], int]:
+    """Every changed file of ``file_globs`` outside ``reached``, with what reaches it.
+
+    At most :data:`MAX_UNREACHED` are listed; the second item is how many more there were.
+    """
     candidates = sorted(
         p for p in changed if p not in reached and any(path_matches(p, g) for g in file_globs)
     )
     if not candidates:
-        return []
+        return [], 0
     requirement_paths = [p for p in head_paths if any(path_matches(p, g) for g in file_globs)]
     mention_paths = [p for p in head_paths if any(path_matches(p, g) for g in mention_globs)]
+    mentions = _mention_texts(head_tree, mention_paths)
+    files = _RequirementFiles.read(head_tree, requirement_paths)
     found = []
-    for path in candidates:
+    for path in candidates[:MAX_UNREACHED]:
         base = base_tree.closure([path]) if base_tree.file(path) else None
         head = head_tree.closure([path]) if head_tree.file(path) else None
         before = effective_set(base, env) if base else {}
         after = effective_set(head, env) if head else {}
-        reached_by, compiled = _reached_by(path, head_tree, requirement_paths, mention_paths)
+        reached_by, compiled = _reached_by(path, files, mentions)
         found.append(Unreached(path, reached_by, diff_sets(before, after), compiled))
-    return found
+    return found, len(candidates) - len(found)
