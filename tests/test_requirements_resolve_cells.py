@@ -46,3 +46,22 @@ def test_uv_cache_dir_comes_from_context_extras():
 
     assert uv_cache_dir(Context()) == "/var/cache/prbot/uv"
     assert uv_cache_dir(object()) is None
+
+
+def test_a_second_option_on_a_checked_line_does_not_ride_along(tmp_path):
+    found = closure(
+        tmp_path,
+        {
+            "r.txt": "--extra-index-url https://pypi.org/simple"
+            " --extra-index-url http://127.0.0.1:8000/extra\nalpha\n"
+        },
+        "r.txt",
+    )
+    flat = flatten(found, marker_environment("x86_64", "3.12"))
+    assert flat.requirements.splitlines() == [
+        "--extra-index-url https://pypi.org/simple",
+        "alpha",
+    ]
+    (ignored,) = flat.ignored
+    assert ignored.text == "--extra-index-url http://127.0.0.1:8000/extra"
+    assert ignored.reason == "http: is not https"

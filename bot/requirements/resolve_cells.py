@@ -14,7 +14,7 @@ from bot.requirements.effective import applies, marker_environment
 from bot.requirements.graph import Closure
 from bot.requirements.parser import URL_LIKE as _URL_LIKE
 from bot.requirements.resolve import Resolution, ResolutionRequest, UvResolver
-from bot.requirements.sources import Ignored, SourcePolicy
+from bot.requirements.sources import Ignored, SourcePolicy, option_text
 
 if TYPE_CHECKING:
     from bot.requirements.analysis import Row
@@ -52,7 +52,7 @@ def flatten(closure: Closure, env: dict[str, str], policy: SourcePolicy | None =
     lines: list[str] = []
     flat = FlatInput("", "")
     for option in closure.options:
-        if option.option not in _PASSED_OPTIONS or option.text in lines:
+        if option.option not in _PASSED_OPTIONS:
             continue
         if option.option == "find-links" and not _URL_LIKE.match(option.value or ""):
             flat.local.append(option.text)  # a local path means nothing outside the checkout
@@ -61,7 +61,11 @@ def flatten(closure: Closure, env: dict[str, str], policy: SourcePolicy | None =
         if refused is not None:
             flat.ignored.append(refused)
             continue
-        lines.append(option.text)
+        # Written out one option per line: a line can hold several options, and passing the
+        # line as it is would let an unchecked second option ride along with a checked one.
+        text = option_text(option)
+        if text not in lines:
+            lines.append(text)
     for line in closure.requirements:
         if not applies(line, env):
             continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -130,6 +131,13 @@ def refused_location(url: str) -> str | None:
     return None
 
 
+def option_text(option: OptionLine) -> str:
+    """One option as one line (``--extra-index-url URL``), whatever else shared its line."""
+    if not option.value:
+        return f"--{option.option}"
+    return f"--{option.option} {shlex.quote(option.value)}"
+
+
 def option_location(option: OptionLine) -> str | None:
     """Why an index option may not reach uv (for everyone), or None."""
     if option.option in ("index-url", "extra-index-url", "find-links"):
@@ -170,15 +178,16 @@ class SourcePolicy:
         """None when the option may go to uv, else what is ignored and why."""
         if option.option not in INDEX_OPTIONS:
             return None
+        text = option_text(option)
         if self._from_pr(option.file, option.text):
             return Ignored(
                 option.file,
                 option.line,
-                option.text,
+                text,
                 "index options come from the rules for authors without write access",
             )
         refused = option_location(option)
-        return Ignored(option.file, option.line, option.text, refused) if refused else None
+        return Ignored(option.file, option.line, text, refused) if refused else None
 
     def check_requirement(self, line: RequirementLine) -> Ignored | None:
         """None when the line may go to uv as it is, else what is ignored and why."""
