@@ -51,11 +51,18 @@ def _platform_archs(findings: list[dict[str, Any]], show_python: bool) -> list[d
 
 
 def is_folded(finding: dict[str, Any]) -> bool:
-    """A cell with nothing to say: no package change, reached only by a watched file."""
+    """A cell with nothing to say: no package change, no problem, and it did not fail.
+
+    Most are reached only by a watched file (``setup.py``: ``only_watched``); the rest by a
+    change that left their set as it was (a comment, a pyproject.toml section uv never reads).
+    """
     return (
-        bool(finding.get("only_watched"))
+        finding.get("kind") not in ("unreached", "compiled")
         and not any(finding.get(k) for k in ("added", "removed", "changed", *_CONTENT_FIELDS))
         and finding.get("resolution") != "failed"
+        # A note on a resolved cell ("not passed to uv: -e .") is something to say; a skipped
+        # cell's reason goes into the folded line.
+        and (finding.get("resolution") == "skipped" or not _outcome_detail(finding))
     )
 
 
@@ -72,11 +79,13 @@ def folded_rows(findings: list[dict[str, Any]], show_python: bool) -> dict[str, 
     statuses: dict[str, int] = {}
     for finding in folded:
         statuses[finding["resolution"]] = statuses.get(finding["resolution"], 0) + 1
+    reasons = [str(f["detail"]) for f in folded if f["resolution"] == "skipped" and f["detail"]]
     return {
         "size": len(folded),
         "why": why,
         "cells": _platform_archs(folded, show_python),
         "statuses": [{"status": k, "size": n} for k, n in statuses.items()],
+        "reasons": list(dict.fromkeys(reasons)),
     }
 
 
