@@ -25,7 +25,7 @@ from bot.requirements.compiled import (
 )
 from bot.requirements.graph import RequirementTree
 from bot.requirements.parser import OptionLine, include_target
-from bot.requirements.resolve import failure_cause
+from bot.requirements.resolve import failure_cause, scrub_paths
 from bot.requirements.sources import SourcePolicy
 
 # Header options that only steer the resolution: passed on as they are.
@@ -225,7 +225,7 @@ def rerun_compiled(
     if result.returncode != 0:
         return "failed", failure_cause(result.stderr)
     committed = _body(head.read_text(compiled.path) or "")
-    fresh = _body(result.stdout)
+    fresh = _body(scrub_paths(result.stdout))  # uv's output is shown too: no local path
     diff = list(difflib.unified_diff(committed, fresh, compiled.path, "re-run", lineterm="", n=1))
     if not diff:
         return "same", ""
