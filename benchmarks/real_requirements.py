@@ -37,6 +37,7 @@ from bot.sandbox import SandboxRunner  # noqa: E402
 from bot.snapshot import snapshot_from_checkout  # noqa: E402
 
 DEFAULT_VERSIONS = ["0.20.0", "0.20.2", "0.21.0", "0.22.0", "0.23.0", "0.32.0", "0.33.0"]
+HAND_CHECK = "## Checked by hand"
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "real_requirements.md"
 KINDS = (
     "cells_affected",
@@ -219,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = run(args.versions, resolve=not args.no_resolve, uv_timeout=args.uv_timeout)
     text = render(result)
+    # The hand check below the figures is written by a person; a rerun keeps it.
+    if args.out.exists() and HAND_CHECK in (old := args.out.read_text()):
+        text += "\n" + old[old.index(HAND_CHECK) :]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)
