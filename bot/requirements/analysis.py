@@ -24,7 +24,7 @@ from bot.requirements.matrix import Cell, Target, build_targets, cells
 from bot.requirements.moves import base_paths
 from bot.requirements.parser import Problem
 from bot.requirements.rerun import rerun_compiled
-from bot.requirements.resolve import Resolution, UvResolver, uv_binary
+from bot.requirements.resolve import Resolution, UvResolver, scrub_paths, uv_binary
 from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
 from bot.requirements.sources import Ignored, SourcePolicy
 from bot.requirements.staleness import judge_in_trees
@@ -317,7 +317,7 @@ def _rerun(
             policy=policy,
         )
     except (GitError, OSError, tarfile.TarError) as exc:  # report, do not crash
-        item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {exc}"
+        item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {scrub_paths(str(exc))}"
 
 
 def _strength(row: Row) -> tuple[int, ...]:

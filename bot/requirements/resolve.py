@@ -289,7 +289,7 @@ class UvResolver:
                 argv, cwd=run_dir, env=self.environment(), timeout=self.timeout
             )
         except OSError as exc:  # no uv binary, unwritable work dir: say so, do not crash
-            return Resolution("skipped", f"cannot run uv: {exc}")
+            return Resolution("skipped", f"cannot run uv: {scrub_paths(str(exc))}")
         if result.timed_out:
             return Resolution("skipped", f"uv timed out after {self.timeout:g}s")
         if result.returncode == 0:
