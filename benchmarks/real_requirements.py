@@ -192,11 +192,13 @@ def render(result: dict) -> str:
     ]
     for item in result["pairs"]:
         counts = item["counts"]
-        ratio = item["seconds"] / item["static_seconds"] if item["static_seconds"] else 0.0
+        # A pair where no requirement file changed takes no measurable time either way.
+        fast = item["static_seconds"] < 0.01
+        ratio = "—" if fast else f"{item['seconds'] / item['static_seconds']:.1f}×"
         lines.append(
             f"| {item['pair']} | {item['status']} | "
             + " | ".join(str(counts[k]) for k in KINDS)
-            + f" | {item['uv_runs']} | {item['seconds']:.1f} s | {ratio:.1f}× |"
+            + f" | {item['uv_runs']} | {item['seconds']:.1f} s | {ratio} |"
         )
     lines += ["", "## Per pair", ""]
     for item in result["pairs"]:
