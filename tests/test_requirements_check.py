@@ -151,9 +151,12 @@ def test_common_change_reaches_every_platform_and_resolves(tmp_path, vllm_like, 
     assert cuda["resolution"] == "ok"
     assert found[("cpu", "ppc64le")]["resolution"] == "skipped"
     assert "ppc64le" in found[("cpu", "ppc64le")]["detail"]
-    # test/cuda.txt was compiled with -c cuda.txt, which includes common.txt: now stale.
-    assert found[("test-cuda", "x86_64")]["compiled"][0]["path"] == "requirements/test/cuda.txt"
+    # test/cuda.txt was compiled with -c cuda.txt, which includes common.txt; but it pins no
+    # alpha, and a constraint on a package nothing requires adds nothing: not stale.
+    assert found[("test-cuda", "x86_64")]["compiled"] == []
+    # cpu/ppc64le was not resolved: never a pass.
     assert section.status == Status.WARN
+    assert "not resolved on 1 (uv has no --python-platform for ppc64le)" in section.summary
     assert "build-cuda/x86_64" in section.data["unaffected"]
     assert runner.invocations == 6  # every resolvable cell once, in parallel
 
@@ -240,9 +243,58 @@ def test_unrelated_change_is_skipped_without_running_anything(tmp_path, vllm_lik
 def test_watched_file_reaches_every_cell(tmp_path, vllm_like, wheels):
     repo, base = vllm_like
     head = repo.commit({"setup.py": "print('build')\n"})
-    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
     assert len(section.findings) == len(rows(section)) >= 10
-    assert all(f["why"] == ["setup.py"] for f in section.findings)
+    assert all(f["why"] == ["setup.py"] and f["only_watched"] for f in section.findings)
+    # Cells with 0 added, 0 removed, 0 changed, affected only by setup.py: one line.
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "| Platform |" not in text and "<details><summary>`cuda`" not in text
+    assert (
+        f"{len(section.findings)} cell(s) with no package change, affected only because"
+        " `setup.py` changed: `cuda` / x86\\_64, aarch64 · `rocm` / x86\\_64"
+    ) in text
+
+
+def test_a_watched_file_and_a_real_change_fold_only_the_empty_cells(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    head = repo.commit(
+        {"setup.py": "print('build')\n", "requirements/rocm.txt": "-r common.txt\nrocm-tools\n"}
+    )
+    section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "| `rocm` | x86\\_64 | 0 | 0 | 1 |" in text
+    assert "| `cuda` |" not in text
+    assert f"{len(section.findings) - 1} cell(s) with no package change" in text
+
+
+def test_an_unreachable_index_is_never_a_pass(tmp_path, vllm_like, wheels):
+    repo, base = vllm_like
+    head = repo.commit({"requirements/rocm.txt": "-r common.txt\nrocm-tools>=1.0\n"})
+    path = tmp_path / "rules.yaml"
+    # Port 9 (discard) on loopback: the connection is refused at once.
+    path.write_text(
+        rule_text(wheels).replace(
+            f'[--no-index, --find-links, "{wheels}"]', '[--index-url, "http://127.0.0.1:9/simple"]'
+        )
+    )
+    ruleset = rules_module.load_file(path)
+    context = context_for(tmp_path, SandboxRunner(timeout=60))
+    section, _ = check(repo, base, head, ruleset, context)
+    (finding,) = section.findings
+    assert finding["resolution"] == "skipped"
+    assert finding["detail"].startswith("index unreachable: 127.0.0.1:9")
+    assert section.status == Status.WARN
+    assert "not resolved on 1 (index unreachable: 127.0.0.1)" in section.summary
+
+
+def test_nothing_resolved_and_nothing_changed_is_a_skip_with_the_reason(
+    tmp_path, vllm_like, wheels
+):
+    repo, base = vllm_like
+    head = repo.commit({"requirements/rocm.txt": "-r common.txt\nrocm-tools==1.0\n# note\n"})
+    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    assert section.status == Status.SKIP
+    assert "not resolved on 1 (no sandboxed runner to run uv)" in section.summary
 
 
 def test_bad_input_gives_findings_with_file_and_line_and_others_still_report(
@@ -356,14 +408,21 @@ def test_stale_compiled_file_of_an_undeclared_set_still_reports(tmp_path, vllm_l
     base = repo.git("rev-parse", "HEAD")
     head = repo.commit({"requirements/docs.in": "mkdocs\nmkdocs-material\n"})
     section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
-    (finding,) = section.findings
+    finding, source = section.findings
     assert (finding["platform"], finding["kind"]) == ("requirements/docs.txt", "compiled")
     assert finding["compiled"][0]["changed_sources"] == ["requirements/docs.in"]
+    # mkdocs-material is now required and docs.txt does not pin it: certainly stale.
+    assert finding["compiled"][0]["verdict"] == "stale"
+    assert finding["compiled"][0]["reasons"] == ["`mkdocs-material` is required but not pinned"]
+    # The .in itself is in no declared set, and is still listed with its change.
+    assert (source["platform"], source["kind"]) == ("requirements/docs.in", "unreached")
+    assert source["added"] == ["mkdocs-material"]
+    assert source["reached_by"] == ["compiled into requirements/docs.txt"]
     assert section.status == Status.WARN
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
     blob = f"https://github.com/o/r/blob/{snapshot.head_sha}"
     assert (
-        f"[`requirements/docs.txt`]({blob}/requirements/docs.txt) was not recompiled after"
+        f"[`requirements/docs.txt`]({blob}/requirements/docs.txt) stale: not recompiled after"
         f" [`requirements/docs.in`]({blob}/requirements/docs.in)"
     ) in text
 
@@ -455,3 +514,15 @@ def test_untrusted_authors_requirements_are_resolved_without_building(tmp_path, 
     assert rocm["resolution"] == "failed"
     assert "no usable wheels" in rocm["detail"]
     assert "setup.py ran" not in rocm["detail"]
+
+
+def test_a_deep_include_chain_through_the_whole_check_is_a_finding(tmp_path, vllm_like, wheels):
+    # test_requirements_graph walks 3,000 deep; through git, 200 show the same bound faster.
+    repo, base = vllm_like
+    chain = {f"requirements/deep/r{i}.txt": f"-r r{i + 1}.txt\n" for i in range(200)}
+    chain["requirements/rocm.txt"] = "-r common.txt\n-r deep/r0.txt\nrocm-tools==1.0\n"
+    head = repo.commit(chain)
+    section, _ = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
+    assert section.status == Status.FAIL
+    problems = [p["message"] for p in rows(section)[("rocm", "x86_64")]["problems"]]
+    assert any("nested over 50 deep; not followed" in m for m in problems)

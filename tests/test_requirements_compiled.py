@@ -4,10 +4,10 @@ from bot.requirements.compiled import (
     compiled_sources,
     find_compiled,
     parse_compiled_header,
-    rerun_compiled,
 )
 from bot.requirements.graph import RequirementTree
 from bot.requirements.localwheels import write_index
+from bot.requirements.rerun import rerun_compiled
 from bot.requirements.resolve import UvResolver, uv_binary
 from bot.sandbox import SandboxRunner
 from bot.snapshot import DirTree

@@ -1,6 +1,12 @@
 from pathlib import Path
 
-from bot.requirements.graph import RequirementTree, reverse_index
+from bot.limits import MAX_REQUIREMENTS_BYTES
+from bot.requirements.graph import (
+    MAX_CLOSURE_FILES,
+    MAX_INCLUDE_DEPTH,
+    RequirementTree,
+    reverse_index,
+)
 from bot.snapshot import DirTree
 
 
@@ -91,3 +97,32 @@ def test_reverse_index_names_every_target_a_file_reaches(tmp_path):
     reverse = reverse_index(closures)
     assert reverse["common.txt"] == {"cuda", "rocm"}
     assert reverse["rocm.txt"] == {"rocm"}
+
+
+def test_a_3000_deep_include_chain_is_a_finding_not_a_recursion_error(tmp_path):
+    files = {f"r{i}.txt": f"-r r{i + 1}.txt\npkg{i}\n" for i in range(3000)}
+    files["r3000.txt"] = "last\n"
+    closure = RequirementTree(write(tmp_path, files)).closure(["r0.txt"])
+    assert len(closure.files) == MAX_INCLUDE_DEPTH
+    (problem,) = closure.problems
+    assert problem.file == f"r{MAX_INCLUDE_DEPTH - 1}.txt" and problem.line == 1
+    assert f"nested over {MAX_INCLUDE_DEPTH} deep; not followed" in problem.message
+    assert [r.name for r in closure.requirements][:3] == ["pkg0", "pkg1", "pkg2"]
+
+
+def test_a_wide_fan_out_is_bounded(tmp_path):
+    files = {"top.txt": "".join(f"-r f{i}.txt\n" for i in range(MAX_CLOSURE_FILES + 5))}
+    files |= {f"f{i}.txt": f"p{i}\n" for i in range(MAX_CLOSURE_FILES + 5)}
+    closure = RequirementTree(write(tmp_path, files)).closure(["top.txt"])
+    assert len(closure.files) == MAX_CLOSURE_FILES
+    assert any("files; not read" in p.message for p in closure.problems)
+
+
+def test_an_oversized_requirement_file_is_named_in_a_problem(tmp_path):
+    big = "alpha\n" + "# padding\n" * (MAX_REQUIREMENTS_BYTES // 10 + 1)
+    tree = RequirementTree(write(tmp_path, {"top.txt": "-r big.txt\nbeta\n", "big.txt": big}))
+    closure = tree.closure(["top.txt"])
+    assert [r.name for r in closure.requirements] == ["beta"]
+    (problem,) = closure.problems
+    assert problem.file == "big.txt"
+    assert "`big.txt` is 1.0 MB, over the 1.0 MB limit for requirement files" in problem.message

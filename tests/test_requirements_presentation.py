@@ -1,6 +1,11 @@
 """Folding per-cell findings into table rows and details blocks for the comment."""
 
-from bot.requirements.presentation import detail_groups, table_rows, unaffected_names
+from bot.requirements.presentation import (
+    detail_groups,
+    folded_rows,
+    table_rows,
+    unaffected_names,
+)
 
 ADDED = [{"requirement": "humanize>=4", "file": "requirements/common.txt", "line": 58}]
 
@@ -95,3 +100,18 @@ def test_long_package_lists_are_cut_with_a_count_of_the_rest():
     many = [{"requirement": f"p{i}", "file": "r.txt", "line": i} for i in range(1, 31)]
     (group,) = detail_groups([finding("cuda", "x86_64", added_from=many)], show_python=False)
     assert len(group["added_from"]) == 25 and group["hidden_changes"] == 5
+
+
+def test_cells_with_nothing_to_say_fold_into_one_line_with_their_reasons():
+    findings = [
+        finding("cuda", "x86_64", why=["setup.py"], only_watched=True, detail="30 packages"),
+        finding("cpu", "s390x", "skipped", "uv has no --python-platform for s390x"),
+        finding("rocm", "x86_64", added_from=ADDED),
+        finding("tpu", "x86_64", "failed", "no solution"),
+    ]
+    folded = folded_rows(findings, show_python=False)
+    assert folded["size"] == 2
+    assert folded["why"] == ["requirements/common.txt", "setup.py"]
+    assert folded["reasons"] == ["uv has no --python-platform for s390x"]
+    assert [r["platform"] for r in table_rows(findings)] == ["rocm", "tpu"]
+    assert [g["cells"][0]["platform"] for g in detail_groups(findings, False)] == ["rocm", "tpu"]

@@ -197,3 +197,4 @@ def test_missing_uv_binary_is_skipped(tmp_path):
     missing = resolver(tmp_path, SandboxRunner(), uv=str(tmp_path / "no-such-uv"))
     (result,) = missing.resolve_all([ResolutionRequest("alpha\n", "", "3.12", None)])
     assert result.status == "skipped" and result.detail.startswith("cannot run uv")
+    assert str(tmp_path) not in result.detail  # no server path in a public report

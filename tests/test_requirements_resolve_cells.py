@@ -27,16 +27,17 @@ def test_flatten_keeps_matching_lines_index_options_and_constraints(tmp_path):
         "cpu.txt",
         ["pins.txt"],
     )
-    requirements, constraints, skipped = flatten(found, marker_environment("x86_64", "3.12"))
-    assert requirements.splitlines() == [
+    flat = flatten(found, marker_environment("x86_64", "3.12"))
+    assert flat.requirements.splitlines() == [
         "--extra-index-url https://download.example/whl/cpu",
         'torch==2.0+cpu; platform_machine == "x86_64"',
         "alpha>=1",  # once, though two files ask for it
     ]
-    assert constraints == "alpha==1.5\n"
-    assert skipped == ["--find-links ./local-wheels", "."]
-    ppc, _, _ = flatten(found, marker_environment("ppc64le", "3.12"))
-    assert 'torch==2.0; platform_machine == "ppc64le"' in ppc.splitlines()
+    assert flat.constraints == "alpha==1.5\n"
+    assert flat.local == ["--find-links ./local-wheels", "."]
+    assert flat.ignored == []
+    ppc = flatten(found, marker_environment("ppc64le", "3.12"))
+    assert 'torch==2.0; platform_machine == "ppc64le"' in ppc.requirements.splitlines()
 
 
 def test_uv_cache_dir_comes_from_context_extras():
@@ -45,3 +46,22 @@ def test_uv_cache_dir_comes_from_context_extras():
 
     assert uv_cache_dir(Context()) == "/var/cache/prbot/uv"
     assert uv_cache_dir(object()) is None
+
+
+def test_a_second_option_on_a_checked_line_does_not_ride_along(tmp_path):
+    found = closure(
+        tmp_path,
+        {
+            "r.txt": "--extra-index-url https://pypi.org/simple"
+            " --extra-index-url http://127.0.0.1:8000/extra\nalpha\n"
+        },
+        "r.txt",
+    )
+    flat = flatten(found, marker_environment("x86_64", "3.12"))
+    assert flat.requirements.splitlines() == [
+        "--extra-index-url https://pypi.org/simple",
+        "alpha",
+    ]
+    (ignored,) = flat.ignored
+    assert ignored.text == "--extra-index-url http://127.0.0.1:8000/extra"
+    assert ignored.reason == "http: is not https"

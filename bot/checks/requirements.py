@@ -7,9 +7,16 @@ from typing import Any
 from bot.checks.base import Check, CheckContext, Section, Status
 from bot.requirements.analysis import Analysis, Row, StaleCompiled, analyse
 from bot.requirements.config import RequirementsRules
-from bot.requirements.effective import change_source, change_texts
+from bot.requirements.effective import SetDiff, change_source, change_texts
 from bot.requirements.matrix import build_targets
-from bot.requirements.presentation import detail_groups, table_rows, unaffected_names
+from bot.requirements.presentation import (
+    detail_groups,
+    folded_rows,
+    table_rows,
+    unaffected_names,
+    unreached_blocks,
+)
+from bot.requirements.unreached import Unreached
 from bot.snapshot import Snapshot
 
 CHECK_NAME = "requirements"
@@ -41,11 +48,20 @@ def row_finding(row: Row) -> dict[str, Any]:
         ],
         "conflicts": [{**c.to_json(), "new": new} for c, new in row.conflicts],
         "compiled": [item.to_json() for item in row.compiled],
+        "ignored": [item.to_json() for item in row.ignored],
+        "moved": [{"path": head, "from": base} for head, base in row.moved_entries.items()],
+        "only_watched": row.only_watched,
     }
-    for before, after in row.diff.changed:
+    finding["changed"] = _changes(row.diff)
+    return finding
+
+
+def _changes(diff: SetDiff) -> list[dict[str, Any]]:
+    out = []
+    for before, after in diff.changed:
         old, new = change_texts(before, after)
         source, side = change_source(before, after)
-        finding["changed"].append(
+        out.append(
             {
                 "name": after.name,
                 "from": old,
@@ -55,7 +71,49 @@ def row_finding(row: Row) -> dict[str, Any]:
                 "side": side,  # the line is at head, or at base when the PR removed it
             }
         )
-    return finding
+    return out
+
+
+def unreached_finding(item: Unreached) -> dict[str, Any]:
+    """A changed requirement file no declared set reaches, still shaped like a row."""
+    reached = "; ".join(item.reached_by) if item.reached_by else "nothing reaches it"
+    return {
+        **_empty_row(item.path, "unreached"),
+        "added": [e.display() for e in item.diff.added],
+        "removed": [e.display() for e in item.diff.removed],
+        "changed": _changes(item.diff),
+        "detail": f"in no declared platform or set; {reached}",
+        "why": [item.path],
+        "added_from": [_origin(e) for e in item.diff.added],
+        "removed_from": [_origin(e) for e in item.diff.removed],
+        "reached_by": item.reached_by,
+        "compiled_output": item.compiled,
+    }
+
+
+def _empty_row(platform: str, kind: str) -> dict[str, Any]:
+    return {
+        "platform": platform,
+        "arch": "any",
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "resolution": "skipped",
+        "detail": "",
+        "kind": kind,
+        "python": "",
+        "why": [],
+        "cached": False,
+        "failing_at_base": False,
+        "added_from": [],
+        "removed_from": [],
+        "problems": [],
+        "conflicts": [],
+        "compiled": [],
+        "ignored": [],
+        "moved": [],
+        "only_watched": False,
+    }
 
 
 def _origin(entry: Any) -> dict[str, Any]:
@@ -70,38 +128,35 @@ def _origin(entry: Any) -> dict[str, Any]:
 def orphan_finding(item: StaleCompiled) -> dict[str, Any]:
     """A stale compiled file that no declared set owns, still shaped like a row."""
     return {
-        "platform": item.path,
-        "arch": "any",
-        "added": [],
-        "removed": [],
-        "changed": [],
-        "resolution": "skipped",
+        **_empty_row(item.path, "compiled"),
         "detail": "compiled file with no declared set",
-        "kind": "compiled",
-        "python": "",
         "why": item.changed_sources,
-        "cached": False,
-        "failing_at_base": False,
-        "added_from": [],
-        "removed_from": [],
-        "problems": [],
-        "conflicts": [],
         "compiled": [item.to_json()],
     }
 
 
 def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
+    """The section's status and one-line summary.
+
+    A cell that was not resolved is never a pass: the section is ``warn`` with what was not
+    resolved and why, or ``skip`` when no cell was resolved and nothing else was found.
+    """
     rows = analysis.rows
     failing = [r for r in rows if r.resolution and r.resolution.status == "failed"]
     failed = [r for r in failing if not r.failing_at_base]
     inherited = [r for r in failing if r.failing_at_base]
     broken = [r for r in rows if r.new_problems]
     conflicts = {c.key() for r in rows for c, new in r.conflicts if new}
-    stale = {s.path for r in rows for s in r.compiled} | {s.path for s in analysis.orphan_compiled}
+    compiled = [s for r in rows for s in r.compiled] + analysis.orphan_compiled
+    stale = sorted({s.path for s in compiled if s.verdict == "stale"})
+    maybe_stale = sorted({s.path for s in compiled if s.verdict != "stale"} - set(stale))
     changed = sum(1 for r in rows if r.diff)
     parts = [f"{len(rows)} of {len(rows) + len(analysis.unaffected)} cells affected"]
     if changed:
         parts.append(f"{changed} with package changes")
+    moved = sorted({f"{m} → {e}" for r in rows for e, m in r.moved_entries.items()})
+    if moved:
+        parts.append("moved " + ", ".join(moved))
     if failed:
         parts.append("does not resolve on " + ", ".join(_labels(failed)))
     if inherited:
@@ -112,24 +167,51 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
     if conflicts:
         parts.append(f"{len(conflicts)} inconsistent pin(s)")
     if stale:
-        parts.append(f"stale compiled file(s): {', '.join(sorted(stale))}")
+        parts.append(f"stale compiled file(s): {', '.join(stale)}")
+    if maybe_stale:
+        parts.append(f"may be stale: {', '.join(maybe_stale)}")
     ok = [r for r in rows if r.resolution and r.resolution.status == "ok"]
     if ok and not failed:
         parts.append(f"resolves on {len(ok)}")
-    unresolved = [
-        r for r in rows if r.resolution and r.resolution.status == "skipped" and not r.new_problems
-    ]
+    unresolved = [r for r in rows if not r.resolution or r.resolution.status == "skipped"]
     if unresolved:
-        reason = unresolved[0].resolution.detail  # type: ignore[union-attr]
-        reason = reason if len(reason) <= 80 else reason[:79] + "…"
-        parts.append(f"not resolved on {len(unresolved)} ({reason})")
+        parts.append(f"not resolved on {len(unresolved)} ({_unresolved_reasons(unresolved)})")
+    if analysis.unreached:
+        names = ", ".join(u.path for u in analysis.unreached[:3])
+        extra = len(analysis.unreached) - 3 + analysis.unreached_more
+        more = f" +{extra}" if extra > 0 else ""
+        parts.append(f"in no declared set: {names}{more}")
     if failed or broken:
         status = Status.FAIL
-    elif conflicts or stale or inherited:
+    elif conflicts or stale or maybe_stale or inherited:
         status = Status.WARN
-    else:
+    elif unresolved and not ok and not changed:
+        status = Status.SKIP  # nothing was resolved, and there is nothing else to say
+    elif unresolved:
+        status = Status.WARN
+    elif rows:
         status = Status.PASS
+    else:
+        status = Status.SKIP  # only files no declared set reaches: nothing was checked
     return status, "; ".join(parts)
+
+
+def _unresolved_reasons(rows: list[Row]) -> str:
+    """Each distinct reason once, with the cells it holds for: "2: index unreachable: …"."""
+    by_reason: dict[str, int] = {}
+    for row in rows:
+        reason = row.resolution.detail if row.resolution else "not attempted"
+        if reason.startswith("index unreachable: "):
+            # "index unreachable: HOST: cause": the host is what differs; the cell says why.
+            reason = ":".join(reason.split(":", 2)[:2])
+        reason = reason if len(reason) <= 80 else reason[:79] + "…"
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    if len(by_reason) == 1:
+        return next(iter(by_reason))
+    shown = [f"{n}: {reason}" for reason, n in list(by_reason.items())[:3]]
+    if len(by_reason) > 3:
+        shown.append(f"{len(by_reason) - 3} more reason(s)")
+    return "; ".join(shown)
 
 
 def _labels(rows: list[Row]) -> list[str]:
@@ -147,11 +229,14 @@ def run(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext) -> 
     show_python = len(rules.python_versions) > 1
     findings = [row_finding(row) for row in analysis.rows]
     findings += [orphan_finding(item) for item in analysis.orphan_compiled]
+    findings += [unreached_finding(item) for item in analysis.unreached]
     status, summary = status_and_summary(analysis)
     data = {
         # The Markdown folds cells that say the same thing; the findings stay one per cell.
         "table": table_rows(findings),
+        "folded": folded_rows(findings, show_python),
         "groups": detail_groups(findings, show_python),
+        "unreached": unreached_blocks(findings),
         "show_python": show_python,
         "unaffected": analysis.unaffected,
         "unaffected_names": unaffected_names(

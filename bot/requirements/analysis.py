@@ -4,12 +4,13 @@ whether it still resolves. Pure over two trees, except for uv behind :class:`UvR
 
 from __future__ import annotations
 
+import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.gitrepo import GitError
-from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled, rerun_compiled
+from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled
 from bot.requirements.config import RequirementsRules
 from bot.requirements.consistency import PinConflict, pin_conflicts
 from bot.requirements.effective import (
@@ -20,9 +21,14 @@ from bot.requirements.effective import (
 )
 from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Cell, Target, build_targets, cells
+from bot.requirements.moves import base_paths
 from bot.requirements.parser import Problem
-from bot.requirements.resolve import Resolution, UvResolver, uv_binary
+from bot.requirements.rerun import rerun_compiled
+from bot.requirements.resolve import Resolution, UvResolver, scrub_paths, uv_binary
 from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
+from bot.requirements.sources import Ignored, SourcePolicy
+from bot.requirements.staleness import judge_in_trees
+from bot.requirements.unreached import Unreached, unreached_files
 from bot.snapshot import Snapshot, path_matches
 
 _REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
@@ -30,11 +36,15 @@ _REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
 
 @dataclass
 class StaleCompiled:
+    """A compiled file the PR did not touch whose inputs changed so that it may differ now."""
+
     path: str
     changed_sources: list[str]
     rerun: str = "not run"  # not run | same | differs | failed | skipped
     rerun_detail: str = ""
     compiled: CompiledFile | None = field(default=None, repr=False)
+    verdict: str = "stale"  # stale | may be stale (bot.requirements.staleness)
+    reasons: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +52,8 @@ class StaleCompiled:
             "changed_sources": self.changed_sources,
             "rerun": self.rerun,
             "rerun_detail": self.rerun_detail,
+            "verdict": self.verdict,
+            "reasons": self.reasons,
         }
 
 
@@ -59,6 +71,12 @@ class Row:
     # True when the base already failed the same way: not this PR's doing.
     failing_at_base: bool = False
     notes: list[str] = field(default_factory=list)
+    # Index options and URL lines kept from uv (bot.requirements.sources), with file:line.
+    ignored: list[Ignored] = field(default_factory=list)
+    # Entry or constraint files read at base under another path: {head path: base path}.
+    moved_entries: dict[str, str] = field(default_factory=dict)
+    # Affected only because a watched file (setup.py) changed, not through its own files.
+    only_watched: bool = False
 
     @property
     def new_problems(self) -> list[Problem]:
@@ -72,6 +90,8 @@ class Analysis:
     rows: list[Row] = field(default_factory=list)
     unaffected: list[str] = field(default_factory=list)
     orphan_compiled: list[StaleCompiled] = field(default_factory=list)
+    unreached: list[Unreached] = field(default_factory=list)
+    unreached_more: int = 0  # changed files in no declared set beyond those listed
     uv_runs: int = 0
 
 
@@ -106,15 +126,18 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
     if not _might_matter(changed, rules):
         return Analysis(False, "no requirement file changed")
     base_tree, head_tree = RequirementTree(snapshot.base), RequirementTree(snapshot.head)
-    closures = {
-        t.name: (
-            base_tree.closure(t.rules.entries, t.rules.constraints),
+    closures: dict[str, tuple[Closure, Closure]] = {}
+    moves: dict[str, dict[str, str]] = {}
+    for t in targets:
+        entries, moved = base_paths(t.rules.entries, snapshot.files, base_tree, head_tree)
+        constraints, moved_c = base_paths(t.rules.constraints, snapshot.files, base_tree, head_tree)
+        moves[t.name] = {**moved, **moved_c}
+        closures[t.name] = (
+            base_tree.closure(entries, constraints),
             head_tree.closure(t.rules.entries, t.rules.constraints),
         )
-        for t in targets
-    }
     watched = sorted(p for p in changed if any(path_matches(p, g) for g in rules.watch))
-    stale = _stale_compiled(head_tree, snapshot, changed, rules)
+    stale = _stale_compiled(base_tree, head_tree, snapshot, changed, rules)
     # The reverse include graph, at base and head (an include the PR removed still mattered).
     reached_by: dict[str, set[str]] = {}
     for side in (0, 1):
@@ -124,10 +147,21 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
     for path in changed & set(reached_by):
         for name in reached_by[path]:
             why_by_target.setdefault(name, set()).add(path)
-    if not why_by_target and not watched and not stale:
+    env = marker_environment("x86_64", (rules.python_versions or ["3.12"])[0])
+    unreached, unreached_more = unreached_files(
+        changed,
+        set(reached_by),
+        base_tree,
+        head_tree,
+        snapshot.head.list_paths(),
+        rules.files,
+        rules.mentions,
+        env,
+    )
+    if not why_by_target and not watched and not stale and not unreached:
         return Analysis(False, "no changed file reaches any platform")
 
-    analysis = Analysis(True)
+    analysis = Analysis(True, unreached=unreached, unreached_more=unreached_more)
     conflict_cache: dict[tuple[str, str, str], tuple[list[PinConflict], set[Any]]] = {}
     for cell in cells(targets, rules.python_versions):
         base_closure, head_closure = closures[cell.target.name]
@@ -139,6 +173,8 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         row = Row(
             cell, why, diff_sets(effective_set(base_closure, env), effective_set(head_closure, env))
         )
+        row.moved_entries = moves[cell.target.name]
+        row.only_watched = not why_by_target.get(cell.target.name)
         base_problems = {(p.file, p.message) for p in base_closure.problems}
         row.problems = [
             (p, (p.file, p.message) not in base_problems) for p in head_closure.problems
@@ -155,13 +191,41 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analy
         analysis.rows.append(row)
 
     _attach_compiled(analysis, stale)
-    analysis.uv_runs = resolve_rows(analysis.rows, closures, rules, context)
+    policy = _source_policy(snapshot, closures)
+    analysis.uv_runs = resolve_rows(analysis.rows, closures, rules, context, policy)
     if rules.rerun_compiled and context.runner is not None:
         for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
             if item.rerun == "not run":
-                _rerun(item, snapshot, rules, context)
+                _rerun(item, snapshot, rules, context, policy)
+        _drop_proved_fresh(analysis)
+    elif rules.rerun_compiled:
+        for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
+            if item.verdict == "may be stale":
+                item.rerun_detail = "proving it takes uv, and no sandboxed runner is configured"
     analysis.rows.sort(key=_strength)
     return analysis
+
+
+def _drop_proved_fresh(analysis: Analysis) -> None:
+    """A re-run that gives the same file proves it is not stale; one that differs, that it is."""
+    for item in [s for row in analysis.rows for s in row.compiled] + analysis.orphan_compiled:
+        if item.rerun == "differs":
+            item.verdict = "stale"
+    for row in analysis.rows:
+        row.compiled = [item for item in row.compiled if item.rerun != "same"]
+    analysis.orphan_compiled = [item for item in analysis.orphan_compiled if item.rerun != "same"]
+
+
+def _source_policy(
+    snapshot: Snapshot, closures: dict[str, tuple[Closure, Closure]]
+) -> SourcePolicy:
+    """The author's trust, and the index options and URL lines the base already had."""
+    base = [pair[0] for pair in closures.values()]
+    return SourcePolicy.for_author(
+        snapshot.trusted,
+        [o for c in base for o in c.options],
+        [r for c in base for r in c.requirements + c.constraints],
+    )
 
 
 def _group_conflicts(
@@ -185,18 +249,33 @@ def _group_conflicts(
 
 
 def _stale_compiled(
-    head_tree: RequirementTree, snapshot: Snapshot, changed: set[str], rules: RequirementsRules
+    base_tree: RequirementTree,
+    head_tree: RequirementTree,
+    snapshot: Snapshot,
+    changed: set[str],
+    rules: RequirementsRules,
 ) -> list[tuple[CompiledFile, StaleCompiled]]:
+    """Compiled files whose changed inputs would change them (or may: see staleness)."""
+    # A compiled file the PR changed is not stale by definition, so only unchanged ones (base
+    # content, which the PR cannot multiply) are read.
     candidates = [
-        p for p in snapshot.head.list_paths() if any(path_matches(p, g) for g in rules.compiled)
+        p
+        for p in snapshot.head.list_paths()
+        if p not in changed and any(path_matches(p, g) for g in rules.compiled)
     ]
     found = []
     for compiled in find_compiled(head_tree, candidates):
-        if compiled.path in changed:
-            continue
         sources = [s for s in compiled_sources(compiled, head_tree) if s in changed]
-        if sources:
-            found.append((compiled, StaleCompiled(compiled.path, sources, compiled=compiled)))
+        if not sources:
+            continue
+        staleness = judge_in_trees(compiled, base_tree, head_tree)
+        if staleness.verdict is None:
+            continue  # e.g. a constraint on a package nothing in this set requires
+        item = StaleCompiled(compiled.path, sources, compiled=compiled)
+        item.verdict, item.reasons = staleness.verdict, staleness.reasons
+        if item.verdict == "may be stale" and not rules.rerun_compiled:
+            item.rerun_detail = "proving it takes uv and the index; rerun_compiled is off"
+        found.append((compiled, item))
     return found
 
 
@@ -214,7 +293,13 @@ def _attach_compiled(analysis: Analysis, stale: list[tuple[CompiledFile, StaleCo
             analysis.orphan_compiled.append(item)
 
 
-def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, context: Any) -> None:
+def _rerun(
+    item: StaleCompiled,
+    snapshot: Snapshot,
+    rules: RequirementsRules,
+    context: Any,
+    policy: SourcePolicy,
+) -> None:
     if item.compiled is None:
         return
     compiled = item.compiled
@@ -229,9 +314,10 @@ def _rerun(item: StaleCompiled, snapshot: Snapshot, rules: RequirementsRules, co
             resolver.environment(),
             extra_options=rules.uv_options,
             timeout=rules.uv_timeout_seconds,
+            policy=policy,
         )
-    except (GitError, OSError) as exc:  # an export or a missing uv: report, do not crash
-        item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {exc}"
+    except (GitError, OSError, tarfile.TarError) as exc:  # report, do not crash
+        item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {scrub_paths(str(exc))}"
 
 
 def _strength(row: Row) -> tuple[int, ...]:

@@ -47,6 +47,17 @@ class RequirementsRules(CheckRules):
     watch: list[str] = Field(default_factory=list)
     # Where compiled (`uv pip compile`) outputs may live.
     compiled: list[str] = Field(default_factory=lambda: ["requirements/**/*.txt"])
+    # Requirement files: a changed one that no platform or set reaches is still listed.
+    files: list[str] = Field(
+        default_factory=lambda: [
+            "requirements/**/*.txt",
+            "requirements/**/*.in",
+            "**/requirements*.txt",
+            "**/requirements*.in",
+        ]
+    )
+    # Files searched for the path of such a file, to say what installs it (Dockerfiles, CI).
+    mentions: list[str] = Field(default_factory=list)
     # uv options added to every run, e.g. `--no-index --find-links DIR` for offline use.
     uv_options: list[str] = Field(default_factory=list)
     resolve: bool = True

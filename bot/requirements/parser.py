@@ -28,6 +28,7 @@ from packaging.utils import (
 # pip's COMMENT_RE: "#" at the start of a line or after whitespace.
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _URL_LIKE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git\+|hg\+|svn\+|bzr\+|file:)", re.I)
+URL_LIKE = _URL_LIKE
 _EGG = re.compile(r"[#&]egg=([A-Za-z0-9_.\-\[\]]+)")
 
 IncludeKind = Literal["requirement", "constraint"]

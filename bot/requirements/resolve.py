@@ -103,8 +103,25 @@ class Resolution:
             return None
 
 
+# A local path in uv's text: the sandbox's temp dir, /etc/…, a file: URL. A report is public,
+# so none of them may be echoed (it would map the server's disk for whoever asks).
+_FILE_URL = re.compile(r"file:[^\s`'\")]*", re.I)
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.\-])(?:~|\.\.)?/[^\s`'\")\]]*")
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` with every local path and ``file:`` URL replaced by ``<local path>``.
+
+    URLs keep their host and path (``https://pypi.org/simple/x``): only a ``/`` that does
+    not follow a scheme, a host or a word is the start of a local path.
+    """
+    text = _FILE_URL.sub("<local path>", text)
+    return _ABSOLUTE_PATH.sub("<local path>", text)
+
+
 def failure_cause(stderr: str, limit: int = 2) -> str:
-    """uv's cause in a line or two, without warnings and box-drawing decoration."""
+    """uv's cause in a line or two, without warnings, decoration or local paths."""
+    stderr = scrub_paths(stderr)
     lines = [re.sub(r"^[\s│├╰─▶×]+", "", line).strip() for line in stderr.splitlines()]
     lines = [line for line in lines if line and not line.startswith("warning:")]
     start = next((i for i, line in enumerate(lines) if line.startswith("error:")), 0)
@@ -124,7 +141,7 @@ def network_cause(stderr: str) -> str:
     (DNS, refused, timed out). The URL's path differs per cell and package, the host does
     not, so every cell cut off from the same index gets the same line.
     """
-    lines = [line.strip() for line in stderr.splitlines()]
+    lines = [line.strip() for line in scrub_paths(stderr).splitlines()]
     start = next((i for i, line in enumerate(lines) if line.startswith("error:")), None)
     if start is None:
         return failure_cause(stderr)
@@ -272,7 +289,7 @@ class UvResolver:
                 argv, cwd=run_dir, env=self.environment(), timeout=self.timeout
             )
         except OSError as exc:  # no uv binary, unwritable work dir: say so, do not crash
-            return Resolution("skipped", f"cannot run uv: {exc}")
+            return Resolution("skipped", f"cannot run uv: {scrub_paths(str(exc))}")
         if result.timed_out:
             return Resolution("skipped", f"uv timed out after {self.timeout:g}s")
         if result.returncode == 0:
