@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from review_helpers import flags, line_of, patterns
+from review_helpers import flags, line_of, patterns, vllm_review_rules
 
 from bot.review.optional_import import declared_distributions
 
@@ -137,3 +137,22 @@ def test_imports_that_speak_or_are_not_third_party_are_not_flagged():
         STDLIB_PROBE,
     ):
         assert flags(source) == [], source
+
+
+FEATURE_PROBE_OF_AN_INSTALLED_PACKAGE = """
+@functools.cache
+def swift_topk_ops():
+    try:
+        from swift_attn.ops.topk import top_k_decode, top_k_prefill
+    except ImportError:
+        return None
+    return top_k_prefill, top_k_decode
+"""
+
+
+def test_a_feature_probe_of_a_submodule_is_not_an_optional_dependency():
+    assert flags(FEATURE_PROBE_OF_AN_INSTALLED_PACKAGE) == []
+    deeper = vllm_review_rules().model_copy(deep=True)
+    deeper.silent_optional_import.max_module_depth = 3
+    found = flags(FEATURE_PROBE_OF_AN_INSTALLED_PACKAGE, review_rules=deeper)
+    assert patterns(found) == ["silent-optional-import"]

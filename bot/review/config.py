@@ -109,6 +109,10 @@ class OptionalImportRules(PatternRules):
     first_party: list[str] = []
     # Modules never reported (shipped inside a declared package, typing-only).
     ignore: list[str] = []
+    # How deep a guarded import may reach and still test that a package is there at all:
+    # ``import pkg`` / ``from pkg import f`` is depth 1; ``from pkg.ops.topk import f`` probes
+    # a feature of a version of a package that is installed, not an optional dependency.
+    max_module_depth: int = Field(default=1, ge=1)
     # Where a dependency counts as declared (requirement files, pyproject.toml, setup.py).
     requirement_files: list[str] = [
         "requirements*.txt",

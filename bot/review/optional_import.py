@@ -157,7 +157,11 @@ def find(
         if not handlers:
             continue
         for statement in node.body:
-            modules = [m for m in _imported_modules(statement) if m]
+            modules = [
+                m
+                for m in _imported_modules(statement)
+                if m and m.count(".") < rules.max_module_depth
+            ]
             top = [m.split(".")[0] for m in modules]
             third_party = [
                 t for t in top if t not in sys.stdlib_module_names and t not in own and t
