@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bot import rules
-from bot.checks import Status, get_check
+from bot.checks import Section, Status, all_checks, get_check
 from bot.markdown import code_span
 from bot.report import Report, build_report, render_markdown
 from bot.snapshot import snapshot_from_checkout
@@ -157,3 +157,29 @@ def test_bad_review_rules_name_the_field(bad, field):
     with pytest.raises(rules.RulesError) as caught:
         rules.load_text(bad, ".github/prbot.yml", default="vllm")
     assert field in str(caught.value)
+
+
+def test_a_flood_of_points_is_cut_in_the_comment_not_in_the_json():
+    findings = [
+        {
+            "pattern": "lazy-cache",
+            "path": BACKEND,
+            "line": n,
+            "snippet": f"if self.s{n} is None:",
+            "why": "kept",
+            "rule": "checks.review.lazy_cache",
+            "waiver": "# prbot: ignore[lazy-cache]",
+            "introduced_at": f"{BACKEND}:{n}",
+        }
+        for n in range(1, 121)
+    ]
+    section = Section("review", Status.WARN, "120 review points", findings)
+    text = render_markdown(Report("org/vllm", 7, "a" * 40, "b" * 40, [section]))
+    assert text.count("| `lazy-cache` |") == 50
+    assert "…and 70 more in the check's JSON." in text
+    assert len(section.to_json()["findings"]) == 120
+
+
+def test_the_section_sits_after_integration_in_the_report():
+    names = [c.name for c in all_checks()]
+    assert names.index("integration") < names.index("review") < names.index("changed_files")

@@ -156,3 +156,18 @@ def test_a_feature_probe_of_a_submodule_is_not_an_optional_dependency():
     deeper.silent_optional_import.max_module_depth = 3
     found = flags(FEATURE_PROBE_OF_AN_INSTALLED_PACKAGE, review_rules=deeper)
     assert patterns(found) == ["silent-optional-import"]
+
+
+BROAD_PROBE_FAILS_CLOSED = """
+def swift_fused_path_available() -> bool:
+    try:
+        import swift_attn
+
+        return os.path.exists(os.path.join(os.path.dirname(swift_attn.__file__), "tuned.csv"))
+    except Exception:
+        return False
+"""
+
+
+def test_a_broad_probe_that_fails_closed_is_not_about_the_dependency():
+    assert flags(BROAD_PROBE_FAILS_CLOSED) == []

@@ -124,6 +124,8 @@ class OptionalImportRules(PatternRules):
     ]
     # Import names that differ from their distribution names.
     distributions: dict[str, str] = {}
+    # Handlers that mean "the package is missing" (``except Exception`` is a broader probe).
+    import_errors: list[str] = ["ImportError", "ModuleNotFoundError"]
     # Calls (last attribute or name) that tell the user: a warning counts as not silent.
     warning_calls: list[str] = [
         "warning",

@@ -28,7 +28,6 @@ from bot.review.config import OptionalImportRules
 from bot.review.source import Flag, ReviewedFile, identifier
 
 PATTERN = "silent-optional-import"
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
 def _requirement_names(specs: Iterable[object], path: str) -> set[str]:
@@ -90,11 +89,16 @@ def declared_distributions(files: dict[str, str]) -> set[str]:
     return names
 
 
-def _catches_import_failure(handler: ast.ExceptHandler) -> bool:
+def _catches_import_failure(handler: ast.ExceptHandler, import_errors: set[str]) -> bool:
+    """The handler is about a missing package (``except ImportError``).
+
+    A bare or ``except Exception`` around an import and more logic is a capability probe
+    that fails closed on anything; it says nothing about the dependency in particular.
+    """
     if handler.type is None:
-        return True
+        return False
     caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(identifier(c) in _IMPORT_ERRORS for c in caught)
+    return any(identifier(c) in import_errors for c in caught)
 
 
 def _speaks(reviewed: ReviewedFile, handler: ast.ExceptHandler, calls: set[str]) -> bool:
@@ -151,9 +155,10 @@ def find(
 ) -> list[Flag]:
     own = set(rules.first_party) | set(rules.ignore)
     calls = set(rules.warning_calls)
+    import_errors = set(rules.import_errors)
     flags = []
     for node in reviewed.nodes(ast.Try, ast.TryStar):
-        handlers = [h for h in node.handlers if _catches_import_failure(h)]
+        handlers = [h for h in node.handlers if _catches_import_failure(h, import_errors)]
         if not handlers:
             continue
         for statement in node.body:
