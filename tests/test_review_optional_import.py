@@ -171,3 +171,20 @@ def swift_fused_path_available() -> bool:
 
 def test_a_broad_probe_that_fails_closed_is_not_about_the_dependency():
     assert flags(BROAD_PROBE_FAILS_CLOSED) == []
+
+
+GATED_BY_A_DECORATOR = """
+class SwiftOps:
+    @classmethod
+    @if_swift_attn_supported
+    def topk_supports_fused_sigmoid(cls) -> bool:
+        try:
+            from swift_attn import topk_softmax
+        except ImportError:
+            return False
+        return "num_shared_experts" in inspect.signature(topk_softmax).parameters
+"""
+
+
+def test_an_import_in_a_function_gated_on_the_package_is_a_symbol_probe():
+    assert flags(GATED_BY_A_DECORATOR) == []

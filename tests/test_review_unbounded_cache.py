@@ -130,3 +130,19 @@ def test_managed_small_or_unkeyed_caches_are_not_flagged():
         MEMOISED_CONSTANT_TABLE,
     ):
         assert flags(source) == [], source
+
+
+FIXED_SIZE_CONSTANT_PER_DEVICE = """
+_ones: dict[torch.device, torch.Tensor] = {}
+
+
+def ones_on(device):
+    one = _ones.get(device)
+    if one is None:
+        one = _ones[device] = torch.ones(1, dtype=torch.float32, device=device)
+    return one
+"""
+
+
+def test_a_fixed_size_constant_per_device_is_not_a_growing_buffer():
+    assert flags(FIXED_SIZE_CONSTANT_PER_DEVICE) == []

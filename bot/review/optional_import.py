@@ -142,6 +142,19 @@ def _sentinel_checked(reviewed: ReviewedFile, handler: ast.ExceptHandler) -> boo
     )
 
 
+def _gated_on(reviewed: ReviewedFile, node: ast.AST, module: str) -> bool:
+    """The enclosing function runs only where the package is known to work: a decorator
+    naming it (``@if_aiter_supported``) makes the import a symbol probe, not a presence one."""
+    function = reviewed.function_of(node)
+    if function is None:
+        return False
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if module.lower() in (identifier(target) or "").lower():
+            return True
+    return False
+
+
 def _imported_modules(statement: ast.stmt) -> list[str]:
     if isinstance(statement, ast.Import):
         return [alias.name for alias in statement.names]
@@ -174,6 +187,8 @@ def find(
             if not third_party:
                 continue
             module = third_party[0]
+            if _gated_on(reviewed, node, module):
+                break
             distribution = canonicalize_name(rules.distributions.get(module, module))
             if distribution in declared or any(_speaks(reviewed, h, calls) for h in handlers):
                 break

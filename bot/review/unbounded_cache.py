@@ -72,9 +72,22 @@ def _allocates(value: ast.AST | None, allocators: set[str]) -> bool:
     Memoised constants (``torch.tensor(TABLE, device=d)``, a Hadamard matrix) are small and
     bounded by the key; a sized allocation per device or shape is what grows.
     """
-    if not isinstance(value, ast.Call):
+    if not isinstance(value, ast.Call) or (identifier(value.func) or "") not in allocators:
         return False
-    return (identifier(value.func) or "") in allocators
+    # torch.ones(1, device=d) or torch.zeros(1, HEAD): a fixed size is a constant, not a
+    # buffer that grows with what the key stands for.
+    sizes = value.args[:1] if identifier(value.func) == "full" else value.args
+    return any(not _fixed_size(size) for size in sizes)
+
+
+def _fixed_size(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id.isupper() or node.id.lstrip("_").isupper()
+    if isinstance(node, ast.Tuple | ast.List):
+        return all(_fixed_size(e) for e in node.elts)
+    return False
 
 
 def _local_values(reviewed: ReviewedFile, stores: list[tuple[ast.AST, ast.AST]]) -> list[ast.AST]:
