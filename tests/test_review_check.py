@@ -1,0 +1,185 @@
+"""The review section end to end: a git fixture, the vLLM rules, JSON and the comment."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot import rules
+from bot.checks import Section, Status, all_checks, get_check
+from bot.markdown import code_span
+from bot.report import Report, build_report, render_markdown
+from bot.snapshot import snapshot_from_checkout
+
+BACKEND = "vllm/v1/attention/backends/mla/swift_mla.py"
+BASE_BACKEND = '''"""SwiftMLA decode backend."""
+
+import torch
+
+
+class SwiftMLAImpl:
+    def __init__(self, scale):
+        self.scale = scale
+        self.bmm1_scale = None
+
+    def forward_mqa(self, q, kv_cache, attn_metadata, layer):
+        return decode(q, kv_cache, self.scale)
+'''
+LAZY_SCALE = """    def forward_mqa(self, q, kv_cache, attn_metadata, layer):
+        if self.bmm1_scale is None:
+            self.bmm1_scale = self.scale * layer._q_scale_float
+        return decode(q, kv_cache, self.bmm1_scale)
+"""
+PROBE = """
+
+def swift_available() -> bool:
+    try:
+        import swift_attn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+"""
+REQUIREMENTS = {
+    "requirements/cuda.txt": "-r common.txt\ntorch==2.9.0\n",
+    "requirements/common.txt": "",
+}
+
+
+def _section(git_repo, check_context, head_files, rule_text: str | None = None):
+    base = git_repo.commit({BACKEND: BASE_BACKEND, **REQUIREMENTS}, "base")
+    head = git_repo.commit(head_files, "change")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
+    ruleset = rules.for_repository(rule_text, default="vllm")
+    try:
+        return get_check("review").run(snapshot, ruleset.checks.review, check_context), snapshot
+    finally:
+        snapshot.close()
+
+
+def _changed_backend() -> str:
+    old = "    def forward_mqa(self, q, kv_cache, attn_metadata, layer):\n"
+    old += "        return decode(q, kv_cache, self.scale)\n"
+    return BASE_BACKEND.replace(old, LAZY_SCALE) + PROBE
+
+
+def test_flags_carry_pattern_line_snippet_why_rule_and_waiver(git_repo, check_context):
+    section, snapshot = _section(git_repo, check_context, {BACKEND: _changed_backend()})
+    assert section.status == Status.WARN
+    assert [f["pattern"] for f in section.findings] == ["lazy-cache", "silent-optional-import"]
+    lazy = section.findings[0]
+    head_lines = _changed_backend().splitlines()
+    assert head_lines[lazy["line"] - 1].strip() == lazy["snippet"] == "if self.bmm1_scale is None:"
+    assert lazy["path"] == BACKEND and lazy["introduced_at"] == f"{BACKEND}:{lazy['line']}"
+    assert lazy["rule"] == "checks.review.lazy_cache"
+    assert lazy["waiver"] == "# prbot: ignore[lazy-cache]"
+    assert "1 lazy-cache, 1 silent-optional-import" in section.summary
+    json.dumps(section.to_json())  # the contract is plain JSON
+
+    report = Report("org/vllm", 7, snapshot.head_sha, snapshot.base_sha, [section])
+    text = render_markdown(report)
+    link = f"https://github.com/org/vllm/blob/{snapshot.head_sha}/{BACKEND}#L{lazy['line']}"
+    assert f"[`{BACKEND}:{lazy['line']}`]({link})" in text
+    assert "`# prbot: ignore[lazy-cache]`" in text
+
+
+def test_unchanged_code_is_never_flagged(git_repo, check_context):
+    # The same lazy scale already at base: the PR only adds a docstring line elsewhere.
+    base_with_issue = BASE_BACKEND.replace(
+        "    def forward_mqa(self, q, kv_cache, attn_metadata, layer):\n"
+        "        return decode(q, kv_cache, self.scale)\n",
+        LAZY_SCALE,
+    )
+    base = git_repo.commit({BACKEND: base_with_issue, **REQUIREMENTS}, "base")
+    head = git_repo.commit({BACKEND: base_with_issue.replace("decode backend", "decoder")})
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
+    section = get_check("review").run(
+        snapshot, rules.load_builtin("vllm").checks.review, check_context
+    )
+    snapshot.close()
+    assert section.status == Status.PASS and section.findings == []
+    assert section.summary == "1 changed Python file read: no review points"
+
+
+def test_a_declared_requirement_and_a_switched_off_pattern(git_repo, check_context):
+    head = {BACKEND: _changed_backend(), "requirements/cuda.txt": "torch==2.9.0\nswift-attn==1\n"}
+    off = "checks:\n  review:\n    lazy_cache:\n      enabled: false\n"
+    section, _ = _section(git_repo, check_context, head, off)
+    assert section.status == Status.PASS and section.findings == []
+
+
+def test_hostile_code_is_escaped_in_the_comment(git_repo, check_context):
+    hostile = _changed_backend().replace(
+        "if self.bmm1_scale is None:",
+        "if self.bmm1_scale is None:  # @admin see #1 <img src=x> | `` ` ",
+    )
+    section, snapshot = _section(git_repo, check_context, {BACKEND: hostile})
+    text = render_markdown(Report("org/vllm", 7, snapshot.head_sha, snapshot.base_sha, [section]))
+    row = next(line for line in text.splitlines() if "lazy-cache" in line and "@" in line)
+    snippet = section.findings[0]["snippet"]
+    # The code is shown as a code span (no mention, tag or link inside one), fenced longer
+    # than any backtick run in it, with the table separator escaped.
+    span = code_span(snippet)
+    assert str(span).startswith("``` ") and "\\|" in span
+    assert span in row
+    outside = row.replace(span, "")
+    assert "@admin" not in outside and "<img" not in outside
+    assert outside.count(" | ") == 3
+
+
+def test_unparsable_head_file_is_a_finding_and_other_checks_still_run(git_repo, check_context):
+    base = git_repo.commit({BACKEND: BASE_BACKEND, **REQUIREMENTS}, "base")
+    head = git_repo.commit({BACKEND: BASE_BACKEND + "\ndef broken(:\n"})
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
+    report = build_report(snapshot, rules.load_builtin("vllm"), check_context)
+    snapshot.close()
+    review = next(s for s in report.sections if s.check == "review")
+    assert review.status == Status.WARN
+    assert review.findings[0]["pattern"] == "not-reviewed"
+    assert "does not parse" in review.findings[0]["why"]
+    assert all(s.status != Status.ERROR for s in report.sections)
+    assert "Not reviewed:" in render_markdown(report)
+
+
+def test_no_python_change_skips(git_repo, check_context):
+    section, _ = _section(git_repo, check_context, {"README.md": "docs\n"})
+    assert section.status == Status.SKIP
+
+
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ("checks:\n  review:\n    lazy_cache:\n      hot_method: [x]\n", "hot_method"),
+        ("checks:\n  review:\n    unbounded_cache:\n      key_names: '('\n", "key_names"),
+    ],
+)
+def test_bad_review_rules_name_the_field(bad, field):
+    with pytest.raises(rules.RulesError) as caught:
+        rules.load_text(bad, ".github/prbot.yml", default="vllm")
+    assert field in str(caught.value)
+
+
+def test_a_flood_of_points_is_cut_in_the_comment_not_in_the_json():
+    findings = [
+        {
+            "pattern": "lazy-cache",
+            "path": BACKEND,
+            "line": n,
+            "snippet": f"if self.s{n} is None:",
+            "why": "kept",
+            "rule": "checks.review.lazy_cache",
+            "waiver": "# prbot: ignore[lazy-cache]",
+            "introduced_at": f"{BACKEND}:{n}",
+        }
+        for n in range(1, 121)
+    ]
+    section = Section("review", Status.WARN, "120 review points", findings)
+    text = render_markdown(Report("org/vllm", 7, "a" * 40, "b" * 40, [section]))
+    assert text.count("| `lazy-cache` |") == 50
+    assert "…and 70 more in the check's JSON." in text
+    assert len(section.to_json()["findings"]) == 120
+
+
+def test_the_section_sits_after_integration_in_the_report():
+    names = [c.name for c in all_checks()]
+    assert names.index("integration") < names.index("review") < names.index("changed_files")
