@@ -1,0 +1,52 @@
+"""Names a repository uses for a registry member in its own tables (a benchmark runner's).
+
+vLLM's MLA benchmark configs say ``fa2``/``fa3``/``fa4`` and ``trtllm``, not ``FLASH_ATTN``
+and ``TRTLLM_RAGGED``; ``benchmarks/attention_benchmarks/mla_runner.py`` maps them, in dict
+literals such as ``{"trtllm": {"mla_prefill_backend_enum": "TRTLLM_RAGGED"}}`` or
+``{"fa2": "FlashAttnPrefillBackend"}``. A key is an alias of a member when its value names
+the member, or the class the member's registry entry points to.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from bot.integration.entries import dotted
+from bot.limits import MAX_AST_NODES, InputRejected, parse_python, walk
+
+
+def _names_in(node: ast.AST, path: str, budget: list[int]) -> set[str]:
+    names: set[str] = set()
+    for child in walk(node, path, limit=budget[0]):
+        budget[0] -= 1
+        if isinstance(child, ast.Constant) and isinstance(child.value, str):
+            names.add(child.value)
+        elif isinstance(child, ast.Attribute | ast.Name):
+            chain = dotted(child)
+            if chain:
+                names.add(chain.rsplit(".", 1)[-1])
+    if budget[0] <= 0:
+        raise InputRejected(path, f"has over {MAX_AST_NODES:,} syntax nodes in name tables")
+    return names
+
+
+def aliases_in_source(path: str, text: str, targets: dict[str, set[str]]) -> dict[str, set[str]]:
+    """For each symbol of ``targets`` (symbol -> the names that stand for it), the dict keys
+    in ``text`` whose values name it. Raises :class:`~bot.limits.InputRejected`."""
+    tree = parse_python(text, path)
+    found: dict[str, set[str]] = {symbol: set() for symbol in targets}
+    budget = [MAX_AST_NODES]
+    inner: set[int] = set()  # the per-entry settings of a table, not a table of names
+    for node in walk(tree, path):
+        if not isinstance(node, ast.Dict) or not node.keys or id(node) in inner:
+            continue
+        keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
+        if not all(isinstance(k, str) for k in keys):
+            continue
+        inner.update(id(value) for value in node.values if isinstance(value, ast.Dict))
+        for key, value in zip(keys, node.values, strict=True):
+            named = _names_in(value, path, budget)
+            for symbol, names in targets.items():
+                if key != symbol and named & names:
+                    found[symbol].add(key)
+    return found
