@@ -390,3 +390,27 @@ def test_summary_stays_short_with_many_new_names(git_repo, check_context):
     assert section.summary.count("not yet in") == 3 and section.summary.endswith("and 37 more")
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
     assert "more in the JSON report" in text
+
+
+def test_an_expected_place_missing_at_head_is_noted_not_claimed(git_repo, check_context):
+    base_files = {k: v for k, v in BASE.items() if k != MLA_CONFIG}
+    base = git_repo.commit(base_files, "base: no benchmark configs yet")
+    head = git_repo.commit(
+        {
+            REGISTRY: BASE[REGISTRY] + NEW_MEMBER,
+            "vllm/platforms/cuda.py": BASE["vllm/platforms/cuda.py"].replace(
+                "[AttentionBackendEnum.FLASHMLA]", BOTH
+            ),
+            MLA_TESTS: f"BACKENDS = {BOTH}\n",
+        },
+        "wired where it can be",
+    )
+    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    section = get_check("integration").run(
+        snapshot, rules.load_builtin("vllm").checks.integration, check_context
+    )
+    assert section.status == Status.PASS and section.findings == []
+    assert section.data["unmatched"] == [f"the MLA decode benchmark config ({MLA_CONFIG})"]
+    assert section.summary.endswith("1 expected place(s) with no file at head")
+    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
+    assert "No file at head for: the MLA decode benchmark config" in text

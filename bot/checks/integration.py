@@ -31,7 +31,11 @@ def run(snapshot: Snapshot, rules: IntegrationRules, context: CheckContext) -> S
             "integration", Status.SKIP, "the PR touches no path an integration rule watches"
         )
     outcome = evaluate(snapshot, rules, context.cache)
-    data = {"problems": outcome.problems, "wired_elsewhere": outcome.wired_elsewhere}
+    data = {
+        "problems": outcome.problems,
+        "wired_elsewhere": outcome.wired_elsewhere,
+        "unmatched": outcome.unmatched,
+    }
     status = Status.WARN if outcome.missing else Status.PASS
     return Section("integration", status, summarize(outcome), outcome.findings, data)
 
@@ -67,6 +71,8 @@ def summarize(outcome: Outcome) -> str:
         parts.append(f"optional (guarded) imports not declared: {names}{more}")
     if outcome.problems:
         parts.append(f"{len(outcome.problems)} file(s) not read")
+    if outcome.unmatched:
+        parts.append(f"{len(outcome.unmatched)} expected place(s) with no file at head")
     return "; ".join(parts)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,9 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     # (symbol, where, path): expectations skipped because the repository wires it elsewhere.
     wired_elsewhere: list[tuple[str, str, str]] = field(default_factory=list)
+    # Expectations no file at head matches (a renamed config, a tree without benchmarks):
+    # nothing can be missing from a place that does not exist, but the rule may be stale.
+    unmatched: list[str] = field(default_factory=list)
 
     @property
     def missing(self) -> list[dict[str, Any]]:
@@ -125,6 +129,11 @@ def _check_symbols(
             if elsewhere:
                 outcome.wired_elsewhere.append((item.symbol, expectation.where, elsewhere))
                 continue
+            if not files.matching(expectation.paths):
+                note = f"{expectation.where} ({', '.join(expectation.paths)})"
+                if note not in outcome.unmatched:
+                    outcome.unmatched.append(note)
+                continue
             names = [item.symbol, *_aliases(item, expectation, files)]
             missing = _missing(names, expectation, files)
             if missing is None:
@@ -147,7 +156,7 @@ def _used_in(symbol: str, globs: list[str], files: HeadFiles) -> str | None:
     """The first file among ``globs`` with an entry naming ``symbol``, if any."""
     if not globs:
         return None
-    regex = Expectation(where="", paths=["-"]).regex(symbol)
+    regex = re.compile(rf"\b{re.escape(symbol)}\b")
     for path in files.matching(globs):
         if symbol not in files.text(path):
             continue  # cheap test first: most files never mention it
@@ -179,7 +188,7 @@ def _missing(names: list[str], expectation: Expectation, files: HeadFiles) -> li
     read to tell: that is a problem, not a gap)."""
     candidates = files.matching(expectation.paths)
     if not candidates:
-        return list(expectation.paths)
+        return None  # no such place at head: not a gap (callers note the expectation)
     regexes = [expectation.regex(name) for name in names]
     readable = 0
     for path in candidates:
