@@ -45,7 +45,7 @@ from bot.checks.base import CheckContext, MemoryCache  # noqa: E402
 from bot.integration.checklist import HeadFiles, is_wired  # noqa: E402
 from bot.integration.distributions import declared_as, declared_distributions  # noqa: E402
 from bot.integration.rules import Expectation, IntegrationRule  # noqa: E402
-from bot.integration.symbols import NewSymbol, assigned_names  # noqa: E402
+from bot.integration.symbols import NewSymbol, assigned_names, new_symbols  # noqa: E402
 from bot.snapshot import DirTree, Snapshot, snapshot_from_checkout  # noqa: E402
 
 # Spans 0.17 (the first with the generated attention-backend doc) to the newest on PyPI.
@@ -78,8 +78,10 @@ def _without_comments(text: str) -> str:
 
 
 def _plainly_present(tree: DirTree, files: HeadFiles, finding: dict, exp: Expectation) -> bool:
-    """The reference a reviewer would use: the pattern on non-comment lines of the files."""
-    regex = exp.regex(finding["symbol"])
+    """The reference a reviewer would use: the pattern on non-comment lines of the files
+    (anchors loosened to a list item or a word, so ``- fa2`` matches ``^fa2$``)."""
+    pattern = exp.pattern.replace("^", r"(?:^|[\s\-\[,'\"])").replace("$", r"(?:$|[\s,\]'\"])")
+    regex = re.compile(pattern.replace("{symbol}", re.escape(finding["symbol"])), re.M)
     return any(
         regex.search(_without_comments(tree.read_text(path) or ""))
         for path in files.matching(exp.paths)
@@ -104,6 +106,10 @@ class _Judge:
         head_tree, head_files = self.files(head)
         if _plainly_present(head_tree, head_files, finding, expectation):
             return "false", f"already in {', '.join(expectation.paths)} at {head}"
+        names = assigned_names(finding["path"], head_tree.read_text(finding["path"]) or "")
+        item = NewSymbol(finding["symbol"], finding["path"], 0, names.get(finding["symbol"]))
+        if is_wired(item, expectation, head_files):
+            return "false", f"wired at {head} (through an alias)"
         for version in self.later:
             tree, files = self.files(version)
             names = assigned_names(finding["path"], tree.read_text(finding["path"]) or "")
@@ -142,6 +148,24 @@ def _new_enum_members(base: str, head: str) -> list[str]:
     return [name for name in after if name not in before and re.fullmatch(r"[A-Z][A-Z0-9_]*", name)]
 
 
+def _ticked(snapshot: Snapshot, rules: Any, section: Any) -> list[list[str]]:
+    """(symbol, where) of every expectation a new name met: applied, not skipped, no finding."""
+    reported = {(f["symbol"], f["where"]) for f in section.findings}
+    skipped = {(s, w) for s, w, _ in section.data.get("wired_elsewhere", [])}
+    unmatched = {note.split(" (", 1)[0] for note in section.data.get("unmatched", [])}
+    ticked = []
+    for rule in rules.rules:
+        if rule.kind != "symbol":
+            continue
+        for item in new_symbols(snapshot, rule):
+            for exp in rule.expect:
+                key = (item.symbol, exp.where)
+                if exp.applies_to(item.symbol) and key not in reported | skipped:
+                    if exp.where not in unmatched:
+                        ticked.append(list(key))
+    return ticked
+
+
 def check_pair(base: str, head: str, later: list[str]) -> dict[str, Any]:
     repo = vllm_releases.pair(base, head)
     rules = _rules()
@@ -154,6 +178,7 @@ def check_pair(base: str, head: str, later: list[str]) -> dict[str, Any]:
             context = CheckContext(work_dir=Path(scratch), cache=MemoryCache())
             section, cold = _timed(lambda: check.run(snapshot, rules, context))
             _, warm = _timed(lambda: check.run(snapshot, rules, context))
+        ticked = _ticked(snapshot, rules, section)
     finally:
         snapshot.close()
     judge = _Judge(later)
@@ -174,6 +199,7 @@ def check_pair(base: str, head: str, later: list[str]) -> dict[str, Any]:
         "status": str(section.status),
         "summary": section.summary,
         "new_backends": _new_enum_members(base, head),
+        "ticked": ticked,
         "wired_elsewhere": [list(t) for t in section.data.get("wired_elsewhere", [])],
         "problems": section.data.get("problems", []),
         "findings": findings,
@@ -310,6 +336,12 @@ def render(result: dict[str, Any]) -> str:
                 f"| {pair['base']} → {pair['head']} | `{finding['symbol']}` | "
                 f"{_cell(finding['where'])} | **{finding['verdict']}** | {_cell(finding['why'])} |"
             )
+    lines += ["", "## New names and what came out ticked", ""]
+    lines += ["| Pair | Ticked (name: expectation) |", "| --- | --- |"]
+    for pair in pairs:
+        if pair["ticked"]:
+            cells = "; ".join(f"`{symbol}`: {where}" for symbol, where in pair["ticked"])
+            lines.append(f"| {pair['base']} → {pair['head']} | {cells} |")
     lines += ["", "## Wired another way (expectation skipped by `unless_used_in`)", ""]
     lines += ["| Pair | Backend | Expectation | Used in |", "| --- | --- | --- | --- |"]
     for pair in pairs:

@@ -103,3 +103,38 @@ def test_imported_anywhere_reads_every_file_and_parses_only_candidates(tmp_path)
     # "import torch.cuda" imports torch; "from x import aiter" imports x.
     assert found == {"aiter"}
     assert problems == ["`vllm/d.py` does not parse (line 1): invalid syntax"]
+
+
+def test_availability_checks_and_not_installed_marks_guard_what_follows():
+    # Shaped like vLLM's entrypoints/cli/main.py (--omni), utils/import_utils.py (MoonEP)
+    # and the nixl_ep / moonep lazy imports.
+    source = """\
+def omni():
+    spec = importlib.util.find_spec("vllm_omni")
+    if spec is None:
+        sys.exit(1)
+    from vllm_omni.entrypoints.cli.main import main
+
+
+def moonep_ops():
+    if not has_moonep():
+        raise RuntimeError("MoonEP not available")
+    from moonep._C import dispatch
+
+
+def buffer():
+    from nixl_ep import Buffer  # type: ignore[import-not-found]
+    import plainly_required
+
+
+def checked_but_not_exiting():
+    if has_thing():
+        log("present")
+    import still_required
+"""
+    guards = {site.module: site.guard for site in imports_in("vllm/x.py", source)}
+    assert guards["vllm_omni"] == "an availability check (find_spec / has_*)"
+    assert guards["moonep"] == "an availability check (find_spec / has_*)"
+    assert guards["nixl_ep"] == "a `type: ignore[import-not-found]` mark"
+    assert guards["plainly_required"] is None
+    assert guards["still_required"] is None

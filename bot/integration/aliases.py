@@ -30,11 +30,12 @@ def _names_in(node: ast.AST, path: str, budget: list[int]) -> set[str]:
     return names
 
 
-def aliases_in_source(path: str, text: str, targets: dict[str, set[str]]) -> dict[str, set[str]]:
-    """For each symbol of ``targets`` (symbol -> the names that stand for it), the dict keys
-    in ``text`` whose values name it. Raises :class:`~bot.limits.InputRejected`."""
+def name_tables(path: str, text: str) -> list[tuple[str, frozenset[str]]]:
+    """(key, names its value holds) for every entry of every table of names in ``text``:
+    dict literals keyed by strings, not counting the dicts that are their entries' settings.
+    Raises :class:`~bot.limits.InputRejected`."""
     tree = parse_python(text, path)
-    found: dict[str, set[str]] = {symbol: set() for symbol in targets}
+    rows: list[tuple[str, frozenset[str]]] = []
     budget = [MAX_AST_NODES]
     inner: set[int] = set()  # the per-entry settings of a table, not a table of names
     for node in walk(tree, path):
@@ -45,8 +46,19 @@ def aliases_in_source(path: str, text: str, targets: dict[str, set[str]]) -> dic
             continue
         inner.update(id(value) for value in node.values if isinstance(value, ast.Dict))
         for key, value in zip(keys, node.values, strict=True):
-            named = _names_in(value, path, budget)
-            for symbol, names in targets.items():
-                if key != symbol and named & names:
-                    found[symbol].add(key)
-    return found
+            rows.append((key, frozenset(_names_in(value, path, budget))))
+    return rows
+
+
+def aliases_from_tables(
+    tables: list[tuple[str, frozenset[str]]], symbol: str, stands_for: set[str]
+) -> set[str]:
+    """The keys whose values name ``symbol`` (or anything in ``stands_for``)."""
+    return {key for key, names in tables if key != symbol and names & stands_for}
+
+
+def aliases_in_source(path: str, text: str, targets: dict[str, set[str]]) -> dict[str, set[str]]:
+    """For each symbol of ``targets`` (symbol -> the names that stand for it), the dict keys
+    in ``text`` whose values name it. Raises :class:`~bot.limits.InputRejected`."""
+    tables = name_tables(path, text)
+    return {symbol: aliases_from_tables(tables, symbol, names) for symbol, names in targets.items()}

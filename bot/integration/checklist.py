@@ -10,7 +10,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from bot.checks.base import Cache
-from bot.integration.aliases import aliases_in_source
+from bot.integration.aliases import aliases_from_tables, name_tables
 from bot.integration.distributions import Declared, declared_as, declared_distributions
 from bot.integration.entries import file_entries
 from bot.integration.imports import ImportSite, imported_anywhere, imports_in
@@ -32,6 +32,8 @@ class HeadFiles:
         self._all: list[str] | None = None
         self._matching: dict[tuple[str, ...], list[str]] = {}
         self._text: dict[str, str] = {}
+        self._lowered: dict[str, str] = {}
+        self._tables: dict[str, list[tuple[str, frozenset[str]]] | None] = {}
         self._entries: dict[str, frozenset[str] | None] = {}
         # Top-level modules and packages of the tree itself (``tools``, ``setup``...).
         self.own_modules: set[str] | None = None
@@ -53,6 +55,21 @@ class HeadFiles:
         if path not in self._text:
             self._text[path] = self.tree.read_text(path) or ""
         return self._text[path]
+
+    def lowered(self, path: str) -> str:
+        if path not in self._lowered:
+            self._lowered[path] = self.text(path).lower()
+        return self._lowered[path]
+
+    def name_tables(self, path: str) -> list[tuple[str, frozenset[str]]] | None:
+        """The tables of names in a Python file (``aliases.name_tables``), or None."""
+        if path not in self._tables:
+            try:
+                self._tables[path] = name_tables(path, self.text(path))
+            except InputRejected as exc:
+                self.problems.append(str(exc))
+                self._tables[path] = None
+        return self._tables[path]
 
     def entries(self, path: str) -> frozenset[str] | None:
         """The file's real entries, or None when it could not be read (a problem says why)."""
@@ -125,7 +142,7 @@ def _check_symbols(
         for expectation in rule.expect:
             if not expectation.applies_to(item.symbol):
                 continue
-            elsewhere = _used_in(item.symbol, expectation.unless_used_in, files)
+            elsewhere = _used_in(item.symbol, rule, expectation.unless_used_in, files)
             if elsewhere:
                 outcome.wired_elsewhere.append((item.symbol, expectation.where, elsewhere))
                 continue
@@ -139,11 +156,16 @@ def _check_symbols(
             if missing is None:
                 continue
             finding = _finding(rule, expectation.where, item.symbol, item.path, item.line)
-            finding["missing_in"] = missing[:MAX_MISSING_PATHS]
+            finding["missing_in"] = _looked_in(missing, expectation)
             if len(names) > 1:
                 finding["aliases"] = names[1:]
             findings.append(finding)
     return findings
+
+
+def _looked_in(paths: list[str], expectation: Expectation) -> list[str]:
+    """The files looked in, or the rule's globs when they are too many to list."""
+    return paths if paths and len(paths) <= MAX_MISSING_PATHS else list(expectation.paths)
 
 
 def is_wired(item: NewSymbol, expectation: Expectation, files: HeadFiles) -> bool:
@@ -152,11 +174,11 @@ def is_wired(item: NewSymbol, expectation: Expectation, files: HeadFiles) -> boo
     return _missing(names, expectation, files) is None
 
 
-def _used_in(symbol: str, globs: list[str], files: HeadFiles) -> str | None:
-    """The first file among ``globs`` with an entry naming ``symbol``, if any."""
+def _used_in(symbol: str, rule: IntegrationRule, globs: list[str], files: HeadFiles) -> str | None:
+    """The first file among ``globs`` with an entry referring to ``symbol``, if any."""
     if not globs:
         return None
-    regex = re.compile(rf"\b{re.escape(symbol)}\b")
+    regex = re.compile(rule.referenced_as.replace("{symbol}", re.escape(symbol)))
     for path in files.matching(globs):
         if symbol not in files.text(path):
             continue  # cheap test first: most files never mention it
@@ -174,12 +196,9 @@ def _aliases(item: NewSymbol, expectation: Expectation, files: HeadFiles) -> lis
             text = files.text(path)
             if not any(name in text for name in stands_for):
                 continue
-            try:
-                found = aliases_in_source(path, text, {item.symbol: stands_for})
-            except InputRejected as exc:
-                files.problems.append(str(exc))
-                continue
-            names += sorted(found[item.symbol])
+            tables = files.name_tables(path)
+            if tables is not None:
+                names += sorted(aliases_from_tables(tables, item.symbol, stands_for))
     return list(dict.fromkeys(n for n in names if n != item.symbol))
 
 
@@ -192,7 +211,7 @@ def _missing(names: list[str], expectation: Expectation, files: HeadFiles) -> li
     regexes = [expectation.regex(name) for name in names]
     readable = 0
     for path in candidates:
-        lowered = files.text(path).lower()
+        lowered = files.lowered(path)
         if not any(name.lower() in lowered for name in names):
             readable += 1  # read, and no entry can match
             continue
@@ -242,8 +261,7 @@ def _check_imports(
             finding["guard"] = site.guard
             finding["where"] = f"{expectation.where} (optional: guarded by {site.guard})"
         else:
-            paths = files.matching(expectation.paths) or expectation.paths
-            finding["missing_in"] = paths[:MAX_MISSING_PATHS]
+            finding["missing_in"] = _looked_in(files.matching(expectation.paths), expectation)
         findings.append(finding)
     return findings
 

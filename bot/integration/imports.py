@@ -75,10 +75,62 @@ def _with_guard(node: ast.With) -> str | None:
     return None
 
 
+# mypy's and pyright's "this module may not be installed": the author knows it is optional.
+_NOT_INSTALLED_MARKERS = ("type: ignore[import-not-found]", "pyright: ignore[reportMissingImports]")
+
+
+def _marked_not_installed(lines: list[str], node: ast.stmt) -> bool:
+    end = getattr(node, "end_lineno", None) or node.lineno
+    return any(
+        marker in lines[number - 1]
+        for number in range(node.lineno, min(end, len(lines)) + 1)
+        for marker in _NOT_INSTALLED_MARKERS
+    )
+
+
+def _availability_check(node: ast.stmt) -> bool:
+    """``spec = importlib.util.find_spec("x")`` or ``if not has_x(): raise``: a statement
+    after which the rest of the block runs only when the module is there."""
+    if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+        return _calls(node.value, "find_spec")
+    if isinstance(node, ast.If) and node.body:
+        last = node.body[-1]
+        exits = isinstance(last, ast.Raise | ast.Return) or (
+            isinstance(last, ast.Expr) and _calls(last, "exit")
+        )
+        return exits and (_calls(node.test, "find_spec") or _calls_has(node.test))
+    return False
+
+
+def _calls_has(node: ast.AST) -> bool:
+    stack, seen = [node], 0
+    while stack and seen < 200:
+        current = stack.pop()
+        seen += 1
+        if isinstance(current, ast.Call):
+            name = (dotted(current.func) or "").rsplit(".", 1)[-1]
+            if name.startswith("has_") or (name.startswith("is_") and name.endswith("_available")):
+                return True
+        stack.extend(ast.iter_child_nodes(current))
+    return False
+
+
+def _block(statements: list[ast.stmt], guard: str | None) -> list[tuple[ast.AST, str | None]]:
+    """A statement list, each statement with its guard: after an availability check the
+    rest of the block is guarded by it."""
+    out: list[tuple[ast.AST, str | None]] = []
+    for statement in statements:
+        out.append((statement, guard))
+        if guard is None and _availability_check(statement):
+            guard = "an availability check (find_spec / has_*)"
+    return out
+
+
 def imports_in(path: str, text: str) -> list[ImportSite]:
     """Every absolute import in a Python file, with its guard. Relative imports are the
     package's own. Raises :class:`~bot.limits.InputRejected` on a bound or a parse error."""
     tree = parse_python(text, path)
+    lines = text.splitlines()
     sites: list[ImportSite] = []
     stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
     visited = 0
@@ -87,33 +139,39 @@ def imports_in(path: str, text: str) -> list[ImportSite]:
         visited += 1
         if visited > MAX_AST_NODES:
             raise InputRejected(path, f"has over {MAX_AST_NODES:,} syntax nodes; not read in full")
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                sites.append(ImportSite(alias.name.split(".")[0], path, node.lineno, guard))
-            continue
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if guard is None and _marked_not_installed(lines, node):
+                guard = "a `type: ignore[import-not-found]` mark"
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    sites.append(ImportSite(alias.name.split(".")[0], path, node.lineno, guard))
+            elif node.level == 0 and node.module:
                 sites.append(ImportSite(node.module.split(".")[0], path, node.lineno, guard))
             continue
         if isinstance(node, ast.Try | ast.TryStar):
             caught = next((c for h in node.handlers if (c := _caught(h))), None)
             inner = f"try/except {caught}" if caught else guard
-            stack.extend((child, inner) for child in node.body)
-            for rest in (node.handlers, node.orelse, node.finalbody):
-                stack.extend((child, guard) for child in rest)
+            stack.extend(_block(node.body, inner))
+            stack.extend((handler, guard) for handler in node.handlers)
+            stack.extend(_block(node.orelse, guard) + _block(node.finalbody, guard))
             continue
         if isinstance(node, ast.If):
             inner = _if_guard(node.test) or guard
-            stack.extend((child, inner) for child in node.body)
-            stack.extend((child, guard) for child in node.orelse)
+            stack.extend(_block(node.body, inner) + _block(node.orelse, guard))
             continue
         if isinstance(node, ast.With):
             inner = _with_guard(node) or guard
-            stack.extend((child, inner) for child in node.body)
+            stack.extend(_block(node.body, inner))
             continue
         if isinstance(node, ast.expr):
             continue  # no import statement lives inside an expression
-        stack.extend((child, guard) for child in ast.iter_child_nodes(node))
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                stack.extend(_block(value, guard))
+            elif isinstance(value, list):
+                stack.extend((child, guard) for child in value if isinstance(child, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, guard))
     sites.sort(key=lambda site: site.line)
     return sites
 

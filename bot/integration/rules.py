@@ -69,6 +69,9 @@ class IntegrationRule(BaseModel):
     paths: list[str] = Field(min_length=1)  # where new symbols / imports are looked for
     # symbol rules: a regex over added lines whose first group is the new name.
     added: str | None = None
+    # How code elsewhere refers to a new name, for `unless_used_in` (one entry must match):
+    # `AttentionBackendEnum\.{symbol}\b` keeps another enum's member of the same name out.
+    referenced_as: str = r"\b{symbol}\b"
     expect: list[Expectation] = Field(min_length=1)
     # imports rules: top-level modules that are the project's own, and import -> dist names
     # for the names no packaging metadata at hand explains.
@@ -76,6 +79,14 @@ class IntegrationRule(BaseModel):
     distributions: dict[str, str | list[str]] = Field(default_factory=dict)
     # Modules never reported: typing-only names, modules shipped inside another package.
     ignore: list[str] = Field(default_factory=list)
+
+    @field_validator("referenced_as")
+    @classmethod
+    def _reference_has_symbol(cls, value: str) -> str:
+        if "{symbol}" not in value:
+            raise ValueError("referenced_as must contain {symbol}")
+        _compiles(value.replace("{symbol}", "X"))
+        return value
 
     @field_validator("added")
     @classmethod
