@@ -379,9 +379,9 @@ def test_files_that_do_not_parse_are_reported_not_raised(git_repo, check_context
     assert ("TOKENSPEED_MLA", "the MLA decode benchmark config") not in {
         (f["symbol"], f["where"]) for f in section.findings
     }
-    assert section.summary.endswith("3 file(s) not read")
+    assert section.summary.endswith("3 input problem(s) (not read in full)")
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
-    assert "Not read:" in text
+    assert "Input problems (nothing is claimed" in text
 
 
 def test_summary_stays_short_with_many_new_names(git_repo, check_context):
@@ -390,6 +390,15 @@ def test_summary_stays_short_with_many_new_names(git_repo, check_context):
     assert section.summary.count("not yet in") == 3 and section.summary.endswith("and 37 more")
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
     assert "more in the JSON report" in text
+
+
+def test_a_flood_of_new_names_is_bounded(git_repo, check_context):
+    members = "".join(f'    NEW_{i} = "vllm.v1.attention.backends.n{i}.B"\n' for i in range(150))
+    section = _run(git_repo, {REGISTRY: BASE[REGISTRY] + members}, check_context)
+    assert len({f["symbol"] for f in section.findings}) == 100
+    assert section.data["problems"] == [
+        "150 new names for rule `attention-backend`: the first 100 were checked"
+    ]
 
 
 def test_an_expected_place_missing_at_head_is_noted_not_claimed(git_repo, check_context):

@@ -70,7 +70,7 @@ def summarize(outcome: Outcome) -> str:
         )
         parts.append(f"optional (guarded) imports not declared: {names}{more}")
     if outcome.problems:
-        parts.append(f"{len(outcome.problems)} file(s) not read")
+        parts.append(f"{len(outcome.problems)} input problem(s) (not read in full)")
     if outcome.unmatched:
         parts.append(f"{len(outcome.unmatched)} expected place(s) with no file at head")
     return "; ".join(parts)

@@ -20,6 +20,9 @@ from bot.limits import InputRejected
 from bot.snapshot import Snapshot, TreeReader, path_matches
 
 MAX_MISSING_PATHS = 10
+# A PR adding more new names than this to one watched file (a generated enum, a hostile
+# diff) gets the first ones checked and a note, not minutes of searching.
+MAX_SYMBOLS_PER_RULE = 100
 _BASE_IMPORTS = "integration-base-imports"
 
 
@@ -137,7 +140,13 @@ def _check_symbols(
     snapshot: Snapshot, rule: IntegrationRule, files: HeadFiles, outcome: Outcome
 ) -> list[dict]:
     findings = []
-    for item in new_symbols(snapshot, rule, outcome.problems):
+    items = new_symbols(snapshot, rule, outcome.problems)
+    if len(items) > MAX_SYMBOLS_PER_RULE:
+        outcome.problems.append(
+            f"{len(items)} new names for rule `{rule.name}`: the first "
+            f"{MAX_SYMBOLS_PER_RULE} were checked"
+        )
+    for item in items[:MAX_SYMBOLS_PER_RULE]:
         outcome.checked_symbols += 1
         for expectation in rule.expect:
             if not expectation.applies_to(item.symbol):
