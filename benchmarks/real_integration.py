@@ -152,7 +152,6 @@ def _ticked(snapshot: Snapshot, rules: Any, section: Any) -> list[list[str]]:
     """(symbol, where) of every expectation a new name met: applied, not skipped, no finding."""
     reported = {(f["symbol"], f["where"]) for f in section.findings}
     skipped = {(s, w) for s, w, _ in section.data.get("wired_elsewhere", [])}
-    unmatched = {note.split(" (", 1)[0] for note in section.data.get("unmatched", [])}
     ticked = []
     for rule in rules.rules:
         if rule.kind != "symbol":
@@ -161,8 +160,7 @@ def _ticked(snapshot: Snapshot, rules: Any, section: Any) -> list[list[str]]:
             for exp in rule.expect:
                 key = (item.symbol, exp.where)
                 if exp.applies_to(item.symbol) and key not in reported | skipped:
-                    if exp.where not in unmatched:
-                        ticked.append(list(key))
+                    ticked.append(list(key))
     return ticked
 
 

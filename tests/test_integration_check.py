@@ -399,27 +399,3 @@ def test_a_flood_of_new_names_is_bounded(git_repo, check_context):
     assert section.data["problems"] == [
         "150 new names for rule `attention-backend`: the first 100 were checked"
     ]
-
-
-def test_an_expected_place_missing_at_head_is_noted_not_claimed(git_repo, check_context):
-    base_files = {k: v for k, v in BASE.items() if k != MLA_CONFIG}
-    base = git_repo.commit(base_files, "base: no benchmark configs yet")
-    head = git_repo.commit(
-        {
-            REGISTRY: BASE[REGISTRY] + NEW_MEMBER,
-            "vllm/platforms/cuda.py": BASE["vllm/platforms/cuda.py"].replace(
-                "[AttentionBackendEnum.FLASHMLA]", BOTH
-            ),
-            MLA_TESTS: f"BACKENDS = {BOTH}\n",
-        },
-        "wired where it can be",
-    )
-    snapshot = snapshot_from_checkout(git_repo.path, base, head)
-    section = get_check("integration").run(
-        snapshot, rules.load_builtin("vllm").checks.integration, check_context
-    )
-    assert section.status == Status.PASS and section.findings == []
-    assert section.data["unmatched"] == [f"the MLA decode benchmark config ({MLA_CONFIG})"]
-    assert section.summary.endswith("1 expected place(s) with no file at head")
-    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
-    assert "No file at head for: the MLA decode benchmark config" in text

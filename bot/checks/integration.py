@@ -34,7 +34,6 @@ def run(snapshot: Snapshot, rules: IntegrationRules, context: CheckContext) -> S
     data = {
         "problems": outcome.problems,
         "wired_elsewhere": outcome.wired_elsewhere,
-        "unmatched": outcome.unmatched,
     }
     status = Status.WARN if outcome.missing else Status.PASS
     return Section("integration", status, summarize(outcome), outcome.findings, data)
@@ -71,8 +70,6 @@ def summarize(outcome: Outcome) -> str:
         parts.append(f"optional (guarded) imports not declared: {names}{more}")
     if outcome.problems:
         parts.append(f"{len(outcome.problems)} input problem(s) (not read in full)")
-    if outcome.unmatched:
-        parts.append(f"{len(outcome.unmatched)} expected place(s) with no file at head")
     return "; ".join(parts)
 
 

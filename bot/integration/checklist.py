@@ -93,9 +93,6 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     # (symbol, where, path): expectations skipped because the repository wires it elsewhere.
     wired_elsewhere: list[tuple[str, str, str]] = field(default_factory=list)
-    # Expectations no file at head matches (a renamed config, a tree without benchmarks):
-    # nothing can be missing from a place that does not exist, but the rule may be stale.
-    unmatched: list[str] = field(default_factory=list)
 
     @property
     def missing(self) -> list[dict[str, Any]]:
@@ -155,11 +152,6 @@ def _check_symbols(
             if elsewhere:
                 outcome.wired_elsewhere.append((item.symbol, expectation.where, elsewhere))
                 continue
-            if not files.matching(expectation.paths):
-                note = f"{expectation.where} ({', '.join(expectation.paths)})"
-                if note not in outcome.unmatched:
-                    outcome.unmatched.append(note)
-                continue
             names = [item.symbol, *_aliases(item, expectation, files)]
             missing = _missing(names, expectation, files)
             if missing is None:
@@ -216,7 +208,7 @@ def _missing(names: list[str], expectation: Expectation, files: HeadFiles) -> li
     read to tell: that is a problem, not a gap)."""
     candidates = files.matching(expectation.paths)
     if not candidates:
-        return None  # no such place at head: not a gap (callers note the expectation)
+        return list(expectation.paths)  # the rule names a place the head does not have yet
     regexes = [expectation.regex(name) for name in names]
     readable = 0
     for path in candidates:
