@@ -1,4 +1,5 @@
-"""The integration checklist on a vLLM-shaped git fixture (the TOKENSPEED_MLA case)."""
+"""The integration checklist on vLLM-shaped git fixtures (the TOKENSPEED_MLA case, the MLA
+prefill benchmark config with the runner's own names, guarded optional imports)."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ def test_expectations_follow_the_kind_of_backend(git_repo, check_context):
     # A ROCm backend owes nothing to the CUDA lists; a non-MLA one no MLA config.
     assert ("ROCM_NEW", "CUDA priority lists") not in missing
     assert ("FAST_ATTN", "CUDA priority lists") in missing
-    assert ("FAST_ATTN", "the attention backend tests") in missing
+    assert ("FAST_ATTN", "a test") in missing
     assert not any(where.startswith("the MLA") for _, where in missing)
 
 
@@ -170,3 +171,231 @@ def test_imports_rule_maps_and_ignores_module_names(git_repo, check_context):
     section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
     assert [f["symbol"] for f in section.findings] == ["aiter"]
     assert section.findings[0]["missing_in"] == ["requirements/common.txt"]
+
+
+# --- the MLA prefill benchmark config names backends its own way (vLLM 0.21) -------------
+
+PREFILL_REGISTRY = "vllm/v1/attention/backends/mla/prefill/registry.py"
+PREFILL_CONFIG = "benchmarks/attention_benchmarks/configs/mla_prefill.yaml"
+RUNNER = "benchmarks/attention_benchmarks/mla_runner.py"
+PREFILL_BASE = {
+    PREFILL_REGISTRY: (
+        "class MLAPrefillBackendEnum(Enum):\n"
+        '    FLASHINFER = "vllm.v1.attention.backends.mla.prefill.fi.FlashInferPrefillBackend"\n'
+    ),
+    "tests/v1/attention/test_mla_prefill_selector.py": "X = MLAPrefillBackendEnum.FLASHINFER\n",
+    PREFILL_CONFIG: "prefill_backends:\n  - flashinfer\n",
+}
+PREFILL_MEMBERS = (
+    "    FLASH_ATTN = (\n"
+    '        "vllm.v1.attention.backends.mla.prefill.flash_attn.FlashAttnPrefillBackend"\n'
+    "    )\n"
+    "    TRTLLM_RAGGED = (\n"
+    '        "vllm.v1.attention.backends.mla.prefill.trtllm_ragged."\n'
+    '        "TrtllmRaggedPrefillBackend"\n'
+    "    )\n"
+    '    TOKENSPEED_MLA = "vllm.v1.attention.backends.mla.prefill.ts.TokenspeedPrefillBackend"\n'
+)
+PREFILL_HEAD = {
+    PREFILL_REGISTRY: PREFILL_BASE[PREFILL_REGISTRY] + PREFILL_MEMBERS,
+    "tests/v1/attention/test_mla_prefill_selector.py": (
+        "X = [MLAPrefillBackendEnum.FLASHINFER, MLAPrefillBackendEnum.FLASH_ATTN,\n"
+        "     MLAPrefillBackendEnum.TRTLLM_RAGGED, MLAPrefillBackendEnum.TOKENSPEED_MLA]\n"
+    ),
+    # tokenspeed is only in a comment: the config does not run it.
+    PREFILL_CONFIG: (
+        "# Non-FA: flashinfer, trtllm; CuTe DSL: tokenspeed (TOKENSPEED_MLA)\n"
+        "prefill_backends:\n  - fa2\n  - fa3\n  - flashinfer\n  - trtllm\n"
+    ),
+    RUNNER: (
+        "_PREFILL_BACKEND_CONFIG = {\n"
+        '    "fa2": {"flash_attn_version": 2},\n'
+        '    "trtllm": {"mla_prefill_backend_enum": "TRTLLM_RAGGED"},\n'
+        '    "tokenspeed": {"mla_prefill_backend_enum": "TOKENSPEED_MLA"},\n'
+        "}\n\n\ndef check(name):\n"
+        '    return {"fa2": "FlashAttnPrefillBackend", "fa3": "FlashAttnPrefillBackend"}[name]\n'
+    ),
+}
+
+
+def test_benchmark_config_matches_through_the_runners_own_names(git_repo, check_context):
+    base = git_repo.commit(PREFILL_BASE, "base")
+    head = git_repo.commit(PREFILL_HEAD, "prefill backends")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    ruleset = rules.load_builtin("vllm")
+    section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
+    # fa2/fa3 map to FlashAttnPrefillBackend (FLASH_ATTN's class), trtllm to TRTLLM_RAGGED;
+    # tokenspeed is mapped too, but the config names it only in a comment.
+    assert [(f["symbol"], f["where"]) for f in section.findings] == [
+        ("TOKENSPEED_MLA", "the MLA prefill benchmark config")
+    ]
+    assert section.findings[0]["aliases"] == ["tokenspeed"]
+    assert section.findings[0]["missing_in"] == [PREFILL_CONFIG]
+    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
+    assert "| `TOKENSPEED_MLA` (or `tokenspeed`) |" in text
+
+
+def test_rules_can_give_aliases_where_no_runner_maps_them(git_repo, check_context):
+    text = (
+        "checks:\n  integration:\n    rules:\n      - name: prefill\n"
+        f"        paths: [{PREFILL_REGISTRY}]\n"
+        "        added: '^\\s+([A-Z][A-Z0-9_]*)\\s*='\n"
+        "        expect:\n          - where: the config\n"
+        f"            paths: [{PREFILL_CONFIG}]\n"
+        "            pattern: '(?i)^{symbol}$'\n"
+        "            aliases: {TRTLLM_RAGGED: [trtllm], FLASH_ATTN: [fa2, fa3]}\n"
+    )
+    ruleset = rules.load_text(text, ".github/prbot.yml")
+    base = git_repo.commit(PREFILL_BASE, "base")
+    head_files = dict(PREFILL_HEAD)
+    del head_files[RUNNER]
+    head = git_repo.commit(head_files, "prefill backends")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
+    assert [f["symbol"] for f in section.findings] == ["TOKENSPEED_MLA"]
+
+
+def test_a_member_a_base_comment_mentions_is_still_new(git_repo, check_context):
+    base_files = dict(BASE)
+    base_files[REGISTRY] = BASE[REGISTRY] + "    # TOKENSPEED_MLA: coming with tokenspeed_mla 0.2\n"
+    base = git_repo.commit(base_files, "base")
+    head = git_repo.commit({REGISTRY: BASE[REGISTRY] + NEW_MEMBER}, "add it")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    section = get_check("integration").run(
+        snapshot, rules.load_builtin("vllm").checks.integration, check_context
+    )
+    assert {f["symbol"] for f in section.findings} == {"TOKENSPEED_MLA"}
+
+
+def test_a_backend_another_platform_selects_owes_nothing_to_cuda(git_repo, check_context):
+    section = _run(
+        git_repo,
+        {
+            REGISTRY: BASE[REGISTRY] + '    ULTRAQUANT = "vllm.v1.attention.backends.uq.Backend"\n',
+            "vllm/platforms/rocm.py": "PRIORITY = [AttentionBackendEnum.ULTRAQUANT]\n",
+        },
+        check_context,
+    )
+    assert section.status == Status.PASS, section.findings
+    assert ("ULTRAQUANT", "CUDA priority lists", "vllm/platforms/rocm.py") in section.data[
+        "wired_elsewhere"
+    ]
+
+
+# --- imports: new only when no file at base imports them; guarded ones are optional --------
+
+
+def test_imports_known_at_base_or_declared_under_another_name_are_not_reported(
+    git_repo, check_context
+):
+    base_files = dict(BASE)
+    base_files["vllm/rocm_ops.py"] = "def f():\n    import aiter\n    return aiter\n"
+    base_files["requirements/cuda.txt"] = (
+        "-r common.txt\nnvidia-cutlass-dsl==4.4.2\nquack-kernels>=0.3.3\n"
+    )
+    base = git_repo.commit(base_files, "base")
+    head = git_repo.commit(
+        {
+            "vllm/cutedsl.py": (
+                "import cutlass\nimport cutlass.cute as cute\n"
+                "from quack.compile_utils import make_fake_tensor\n"
+                "from aiter import dtypes\nimport brand_new_kernels\n"
+            )
+        },
+        "kernels",
+    )
+    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    ruleset = rules.load_builtin("vllm")
+    section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
+    assert [(f["symbol"], f["introduced_at"]) for f in section.findings] == [
+        ("brand_new_kernels", "vllm/cutedsl.py:5")
+    ]
+    # The base walk is remembered per base commit, found or not.
+    cache = check_context.cache
+    assert cache.get("integration-base-imports", f"{base}:brand_new_kernels") == "0"
+    assert cache.get("integration-base-imports", f"{base}:aiter") == "1"
+
+
+GUARDED_MODULE = """\
+import torch
+
+try:
+    from torchcodec.decoders import AudioDecoder
+
+    _HAS_TORCHCODEC = True
+except ImportError:
+    AudioDecoder = None
+    _HAS_TORCHCODEC = False
+"""
+
+
+def test_a_guarded_import_is_an_optional_dependency_and_says_so(git_repo, check_context):
+    section = _run(git_repo, {"vllm/processors/omni.py": GUARDED_MODULE}, check_context)
+    assert section.status == Status.PASS
+    (finding,) = section.findings
+    assert finding["symbol"] == "torchcodec" and finding["optional"] is True
+    assert finding["guard"] == "try/except ImportError"
+    assert finding["where"] == "a requirement file (optional: guarded by try/except ImportError)"
+    assert finding["missing_in"] == []
+    assert "optional (guarded) imports not declared: torchcodec" in section.summary
+    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
+    assert "Optional imports (guarded" in text and "`torchcodec` at" in text
+
+
+def test_a_guarded_and_an_unguarded_import_of_one_module_is_required(git_repo, check_context):
+    section = _run(
+        git_repo,
+        {
+            "vllm/processors/omni.py": GUARDED_MODULE,
+            "vllm/processors/other.py": "from torchcodec import encoders\n",
+        },
+        check_context,
+    )
+    assert section.status == Status.WARN
+    (finding,) = section.findings
+    assert "optional" not in finding and finding["introduced_at"] == "vllm/processors/other.py:1"
+
+
+# --- hostile input: a finding, never a traceback -------------------------------------------
+
+
+def test_files_that_do_not_parse_are_reported_not_raised(git_repo, check_context):
+    section = _run(
+        git_repo,
+        {
+            REGISTRY: BASE[REGISTRY] + NEW_MEMBER,
+            "vllm/broken.py": "import tokenspeed_mla\ndef f(:\n",
+            "vllm/deep.py": "import deep_dep\nx = " + "[" * 3000 + "]" * 3000 + "\n",
+            MLA_CONFIG: "backends: [FLASHMLA, TOKENSPEED_MLA\n",
+        },
+        check_context,
+    )
+    assert section.status == Status.WARN
+    problems = section.data["problems"]
+    assert any(p.startswith("`vllm/broken.py` does not parse") for p in problems)
+    assert any(p.startswith("`vllm/deep.py`") for p in problems)
+    assert any(p.startswith(f"`{MLA_CONFIG}` does not parse as YAML") for p in problems)
+    # An unreadable config is not a gap: nothing is claimed about it.
+    assert ("TOKENSPEED_MLA", "the MLA decode benchmark config") not in {
+        (f["symbol"], f["where"]) for f in section.findings
+    }
+    assert section.summary.endswith("3 input problem(s) (not read in full)")
+    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
+    assert "Input problems (nothing is claimed" in text
+
+
+def test_summary_stays_short_with_many_new_names(git_repo, check_context):
+    members = "".join(f'    NEW_{i} = "vllm.v1.attention.backends.n{i}.B"\n' for i in range(40))
+    section = _run(git_repo, {REGISTRY: BASE[REGISTRY] + members}, check_context)
+    assert section.summary.count("not yet in") == 3 and section.summary.endswith("and 37 more")
+    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
+    assert "more in the JSON report" in text
+
+
+def test_a_flood_of_new_names_is_bounded(git_repo, check_context):
+    members = "".join(f'    NEW_{i} = "vllm.v1.attention.backends.n{i}.B"\n' for i in range(150))
+    section = _run(git_repo, {REGISTRY: BASE[REGISTRY] + members}, check_context)
+    assert len({f["symbol"] for f in section.findings}) == 100
+    assert section.data["problems"] == [
+        "150 new names for rule `attention-backend`: the first 100 were checked"
+    ]

@@ -126,5 +126,5 @@ print("alive", len(survivor))
     )
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
-    assert lines[0] == "error check crashed: MemoryError: "
+    assert lines[0] == "error check ran out of memory on this PR; not verified"
     assert lines[1] == f"alive {64 * 1024**2}"
