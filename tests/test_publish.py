@@ -228,9 +228,10 @@ def test_thousands_of_new_imports_keep_the_summary_short_and_other_details(
     [comment] = server.comments(repo_name, number)
     body = comment["body"]
     assert len(body) <= 65_000
-    # The other section's details survive whole, and the cut one says what happened.
+    # The other section's details survive whole, and the long one says what it left out
+    # (integration stops its table itself; the report's per-section budget is the backstop).
     assert "tests/test_part_9.py" in body
-    assert "more characters of details not shown" in body
+    assert "more in the JSON report" in body or "more characters of details not shown" in body
     assert body.count("<details>") == body.count("</details>")
     assert body.rstrip().endswith("to run again.</sub>")
     run = stored_check_run(server, repo_name, head)

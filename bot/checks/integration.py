@@ -12,7 +12,7 @@ Everything is read through the snapshot; nothing is imported or run. The logic l
 
 from __future__ import annotations
 
-from bot.checks.base import Check, CheckContext, Section, Status
+from bot.checks.base import Check, CheckContext, Section, Status, join_limited
 from bot.integration.checklist import Outcome, evaluate
 from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.snapshot import Snapshot
@@ -46,11 +46,9 @@ def summarize(outcome: Outcome) -> str:
     by_symbol: dict[str, list[str]] = {}
     for finding in outcome.missing:
         by_symbol.setdefault(finding["symbol"], []).append(finding["where"])
-    shown = list(by_symbol.items())[:SUMMARY_SYMBOLS]
-    if shown:
-        parts.append("; ".join(f"{s} not yet in {', '.join(w)}" for s, w in shown))
-        if len(by_symbol) > len(shown):
-            parts[-1] += f"; and {len(by_symbol) - len(shown)} more"
+    if by_symbol:
+        missing = [f"{s} not yet in {', '.join(w)}" for s, w in by_symbol.items()]
+        parts.append(join_limited(missing, SUMMARY_SYMBOLS, "; "))
     elif outcome.checked_symbols or outcome.checked_imports:
         counted = [
             _count(outcome.checked_symbols, "new name"),
@@ -61,13 +59,8 @@ def summarize(outcome: Outcome) -> str:
         parts.append("nothing new to wire in")
     optional = list(dict.fromkeys(f["symbol"] for f in outcome.findings if f.get("optional")))
     if optional:
-        names = ", ".join(optional[:SUMMARY_SYMBOLS])
-        more = (
-            f" and {len(optional) - SUMMARY_SYMBOLS} more"
-            if len(optional) > SUMMARY_SYMBOLS
-            else ""
-        )
-        parts.append(f"optional (guarded) imports not declared: {names}{more}")
+        names = join_limited(optional, SUMMARY_SYMBOLS)
+        parts.append(f"optional (guarded) imports not declared: {names}")
     if outcome.problems:
         parts.append(f"{len(outcome.problems)} input problem(s) (not read in full)")
     return "; ".join(parts)
