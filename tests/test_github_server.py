@@ -592,9 +592,7 @@ def test_a_hold_after_effect_parks_the_answer_not_the_effect(server, github, rep
         posting = threading.Thread(target=issue.create_comment, args=("made, not yet answered",))
         posting.start()
         hold.wait_until_held()
-        assert [c["body"] for c in server.comments(repo_name, number)] == [
-            "made, not yet answered"
-        ]
+        assert [c["body"] for c in server.comments(repo_name, number)] == ["made, not yet answered"]
         assert server.count_calls("POST", f"/repos/{repo_name}/issues/{number}/comments") == 0
     posting.join(timeout=60)
     assert server.count_calls("POST", f"/repos/{repo_name}/issues/{number}/comments") == 1

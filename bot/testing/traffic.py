@@ -174,7 +174,6 @@ class Traffic:
                     return injection
         return None
 
-
     def hold(
         self,
         method: str,
