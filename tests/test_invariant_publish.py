@@ -79,14 +79,15 @@ def test_the_sticky_comment_is_found_by_marker_and_bot_author(world, engine):
 
 def test_a_check_run_made_before_a_crash_is_updated_not_duplicated(world, engine):
     gh, client, publisher, number, head = world
+    ours = client.create_check_run(REPO, head, status="in_progress")
+    # Another check on the same commit, newer, so it comes first in GitHub's listing.
     token = gh.create_installation_token(INSTALLATION)
-    # Another check on the same commit comes first in GitHub's listing.
     lint = httpx.post(
         f"{gh.url}/repos/{REPO}/check-runs",
         json={"name": "lint", "head_sha": head, "status": "in_progress"},
         headers={"Authorization": f"token {token}"},
     ).json()["id"]
-    ours = client.create_check_run(REPO, head, status="in_progress")
+    assert lint > ours
     state.begin_effect(engine, f"check_run:{REPO}@{head}", head)
 
     report, markdown = _report(number, head)

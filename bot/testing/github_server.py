@@ -2,7 +2,8 @@
 
 PyGithub talks to it exactly as to api.github.com (base_url = server.url), and git clones and
 fetches `refs/pull/N/head` from `<url>/<owner>/<repo>.git`. Tests set up state with the methods
-below, build webhook payloads for it, observe what the bot did, and inject faults:
+below, build webhook payloads for it, observe what the bot did, inject faults, and park requests
+with `hold()` until they `release()` them (to put two jobs in a chosen order without sleeping):
 
     with FakeGitHub() as gh:
         gh.add_installation(1, "acme")
