@@ -45,9 +45,10 @@ def test_bots_comments_are_never_commands(stack):
     ).json()
     own_event = gh.issue_comment_event(REPO, number, own)
     assert own_event["comment"]["user"]["type"] == "Bot"
-    # Another bot account (no App attribution), and an App acting for the PR's own author.
+    # Another bot account (no App attribution, not in trust.bots), and an App acting for the
+    # PR's own author.
     other_bot = gh.issue_comment_event(REPO, number, own)
-    other_bot["comment"]["user"] = gh.shapes.user("dependabot[bot]", bot=True)
+    other_bot["comment"]["user"] = gh.shapes.user("mergify[bot]", bot=True)
     other_bot["comment"]["performed_via_github_app"] = None
     via_app = gh.issue_comment_event(REPO, number, own)
     via_app["comment"]["user"] = gh.shapes.user("alice")
@@ -57,6 +58,9 @@ def test_bots_comments_are_never_commands(stack):
         assert stack.deliver("issue_comment", event).status_code == 202
     wait_for(lambda: len(jobs_of_kind(stack, "delivery")) == 3, what="three deliveries")
     wait_for(stack.idle, what="idle queue")
+    # Each was read and dropped: done, not failed on the way to a refusal.
+    deliveries = jobs_of_kind(stack, "delivery")
+    assert [(j.state, j.last_error) for j in deliveries] == [("done", None)] * 3
     assert jobs_of_kind(stack, "pipeline") == []
     assert gh.reactions(REPO, own["id"]) == [] and bot_replies(gh, number) == [own]
 
@@ -66,3 +70,13 @@ def test_bots_comments_are_never_commands(stack):
     wait_for(lambda: jobs_of_kind(stack, "pipeline"), what="the author's recheck")
     wait_for(stack.idle, what="idle queue")
     assert "eyes" in gh.reactions(REPO, human["id"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug (commands.py): a line right after a quote, with no blank line between, is the "
+    "quote's lazy continuation in CommonMark and renders inside the quote on GitHub, but it is "
+    "parsed as a command",
+)
+def test_a_command_on_a_quotes_continuation_line_is_quoted():
+    assert parse_commands("> you asked for a\n/recheck") == []
