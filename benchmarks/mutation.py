@@ -644,6 +644,10 @@ def render(results: list[Result], baseline_seconds: float, postgres: bool) -> st
         'list"; re-target it in `benchmarks/mutation.py` after a refactor. Add a row for every',
         "new promise (job dispatch idempotence, per-SHA approval when they land).",
         "",
+        "Left out on purpose: deleting the quote skip or the inline-code cut in `commands.py`.",
+        "No comment tells those mutants apart from the original (the command pattern already",
+        "refuses a line that starts with `>` or a backtick), so no test can kill them.",
+        "",
     ]
     return "\n".join(lines)
 
