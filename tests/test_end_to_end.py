@@ -330,10 +330,21 @@ def test_installation_events_are_recorded(stack):
 
     payload = stack.github.installation_event(INSTALLATION_ID, "created")
     assert stack.deliver("installation", payload).status_code == 202
-    wait_for(
+    installation = wait_for(
         lambda: state.get_installation(stack.service.engine, INSTALLATION_ID),
         what="installation row",
     )
+    assert (installation.account, installation.repositories) == ("acme", [REPO])
+    assert not installation.deleted
+    # Each repository of the new installation gets its open PRs listed into the index.
+    reconciles = wait_for(
+        lambda: [j for j in Queue(stack.service.engine).jobs(limit=100) if j.kind == "reconcile"],
+        what="a reconcile job",
+    )
+    # (Once run, a reconcile queues its own next round, with the same payload.)
+    expected = {"repo": REPO, "installation_id": INSTALLATION_ID}
+    assert all(j.payload == expected for j in reconciles), [j.payload for j in reconciles]
+    wait_for(stack.idle, what="idle queue")
 
 
 def test_reconcile_finds_prs_opened_before_install_and_warm_pushes_list_nothing(stack):

@@ -563,6 +563,59 @@ def test_a_held_request_is_seen_on_arrival(server, repo_name):
     assert server.count_calls("GET", path) == 0 and not answered.is_set()
 
 
+def test_a_hold_parks_requests_until_released(server, repo_name):
+    number = open_pr(server, repo_name)["number"]
+    token = server.create_installation_token(INSTALLATION)
+    path = f"/repos/{repo_name}/pulls/{number}"
+    hold = server.hold("GET", f"{path}$")
+    statuses: list[int] = []
+
+    def request() -> None:
+        headers = {"Authorization": f"token {token}"}
+        statuses.append(httpx.get(f"{server.url}{path}", headers=headers, timeout=60).status_code)
+
+    parked = threading.Thread(target=request, daemon=True)
+    parked.start()
+    assert hold.wait_until_held() == [path]
+    assert server.count_calls("GET", path) == 0 and statuses == []
+    request()  # the hold caught one request (times=1); the next one goes straight through
+    assert statuses == [200]
+    hold.release()
+    parked.join(timeout=60)
+    assert statuses == [200, 200] and server.count_calls("GET", path) == 2
+
+
+def test_a_hold_after_effect_parks_the_answer_not_the_effect(server, github, repo_name):
+    number = open_pr(server, repo_name)["number"]
+    issue = github.get_repo(repo_name, lazy=True).get_issue(number)
+    with server.hold("POST", r"/issues/\d+/comments$", after_effect=True) as hold:
+        posting = threading.Thread(target=issue.create_comment, args=("made, not yet answered",))
+        posting.start()
+        hold.wait_until_held()
+        assert [c["body"] for c in server.comments(repo_name, number)] == ["made, not yet answered"]
+        assert server.count_calls("POST", f"/repos/{repo_name}/issues/{number}/comments") == 0
+    posting.join(timeout=60)
+    assert server.count_calls("POST", f"/repos/{repo_name}/issues/{number}/comments") == 1
+
+
+def test_stopping_the_server_releases_its_holds(tmp_path):
+    with FakeGitHub(root=tmp_path / "gh") as gh:
+        hold = gh.hold("GET", "^/rate_limit$", times=None)
+        outcome: list[object] = []
+
+        def request() -> None:
+            try:
+                outcome.append(httpx.get(f"{gh.url}/rate_limit", timeout=30).status_code)
+            except httpx.HTTPError as exc:
+                outcome.append(exc)
+
+        parked = threading.Thread(target=request, daemon=True)
+        parked.start()
+        hold.wait_until_held()
+    parked.join(timeout=30)
+    assert hold.released and not parked.is_alive() and len(outcome) == 1
+
+
 def wait_until(predicate, attempts: int = 500) -> bool:
     """Poll a condition a bounded number of times (no wall-clock assertion)."""
     for _ in range(attempts):

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import threading
+import traceback
 from collections import Counter
 from pathlib import Path
 
@@ -142,13 +143,17 @@ def test_producers_and_consumers_at_once(engine: sa.Engine) -> None:
 def test_concurrent_coalescing_keeps_one_queued_job(database_url: str, engine: sa.Engine):
     engines = [make_engine(database_url) for _ in range(6)]
     ids: list[int] = []
-    barrier = threading.Barrier(len(engines))
+    errors: list[str] = []
+    barrier = threading.Barrier(len(engines), timeout=60)
 
     def push(own: sa.Engine, n: int) -> None:
-        barrier.wait()
-        for attempt in range(10):
-            payload = {"push": [n, attempt]}
-            ids.append(Queue(own).enqueue("pr", payload, dedupe_key="pr:org/repo#1"))
+        try:
+            barrier.wait()
+            for attempt in range(10):
+                payload = {"push": [n, attempt]}
+                ids.append(Queue(own).enqueue("pr", payload, dedupe_key="pr:org/repo#1"))
+        except BaseException:  # noqa: BLE001 - a thread's failure must fail the test
+            errors.append(f"thread {n}:\n{traceback.format_exc()}")
 
     threads = [threading.Thread(target=push, args=(own, n)) for n, own in enumerate(engines)]
     for thread in threads:
@@ -157,5 +162,7 @@ def test_concurrent_coalescing_keeps_one_queued_job(database_url: str, engine: s
         thread.join()
     for own in engines:
         own.dispose()
+    assert errors == [], "\n".join(errors)
+    assert len(ids) == 6 * 10  # every enqueue answered
     assert len(set(ids)) == 1
     assert Queue(engine).depth()["queued"] == 1

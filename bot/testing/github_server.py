@@ -2,7 +2,8 @@
 
 PyGithub talks to it exactly as to api.github.com (base_url = server.url), and git clones and
 fetches `refs/pull/N/head` from `<url>/<owner>/<repo>.git`. Tests set up state with the methods
-below, build webhook payloads for it, observe what the bot did, and inject faults:
+below, build webhook payloads for it, observe what the bot did, inject faults, and park requests
+with `hold()` until they `release()` them (to put two jobs in a chosen order without sleeping):
 
     with FakeGitHub() as gh:
         gh.add_installation(1, "acme")
@@ -42,7 +43,7 @@ from bot.testing.state import (
     Token,
     now_iso,
 )
-from bot.testing.traffic import Call, Traffic
+from bot.testing.traffic import Call, Hold, Traffic
 
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
 _STARTUP_TIMEOUT = 15.0
@@ -117,6 +118,7 @@ class FakeGitHub:
         if self._server is not None and self._thread is not None:
             assert self._app is not None
             self._app.release_delays()
+            self.traffic.release_holds()
             self._server.should_exit = True
             self._thread.join(timeout=10)
         self._server = self._thread = None
@@ -430,6 +432,26 @@ class FakeGitHub:
             after_effect=after_effect,
             message=message,
             headers=headers,
+        )
+
+    def hold(
+        self,
+        method: str,
+        path_regex: str,
+        *,
+        times: int | None = 1,
+        after_effect: bool = False,
+        limit: float = 60.0,
+    ) -> Hold:
+        """Park the next `times` matching requests (all, with None) until `release()`.
+
+        Orders a race without sleeping: hold the older job's request, let the newer one
+        finish, then release. `wait_until_held()` returns once the request is parked;
+        after_effect=True parks it after it took effect, before the answer (REST only).
+        `with gh.hold(...) as hold:` releases on exit; stop() releases everything.
+        """
+        return self.traffic.hold(
+            method, path_regex, times=times, after_effect=after_effect, limit=limit
         )
 
     def clear_injections(self) -> None:

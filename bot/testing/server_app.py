@@ -27,7 +27,7 @@ from bot.testing.payloads import error_body
 from bot.testing.rest_api import RestApi
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, strong_etag
 from bot.testing.state import Token
-from bot.testing.traffic import Injection
+from bot.testing.traffic import Hold, Injection
 
 if TYPE_CHECKING:
     from bot.testing.github_server import FakeGitHub
@@ -60,6 +60,11 @@ class ServerApp:
         except TimeoutError:
             pass
 
+    async def _hold(self, hold: Hold | None) -> None:
+        """Park this request until the test releases the hold (a thread waits, not the loop)."""
+        if hold is not None and not await asyncio.to_thread(hold.wait_released):
+            log.warning("a held request was never released; let go after %.0fs", hold.limit)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -70,6 +75,7 @@ class ServerApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
         self.gh.traffic.arrive(method, path)
+        await self._hold(self.gh.traffic.take_hold(method, path, after_effect=False))
         injection = self.gh.traffic.take_injection(method, path)
         if injection and not injection.after_effect:
             if injection.delay:
@@ -92,6 +98,7 @@ class ServerApp:
         body = await _read_body(receive)
         request = ApiRequest(method, path, query, headers, body)
         response = await run_in_threadpool(self.dispatch, request)
+        await self._hold(self.gh.traffic.take_hold(method, path, after_effect=True))
         if injection and injection.after_effect:
             # The effect has happened; now the reply is slow or lost, as after a crash.
             if injection.delay:
