@@ -107,9 +107,7 @@ def test_an_sm100_only_backend_gets_the_b200_steps_not_the_h100_one() -> None:
     chosen, dropped = select(PR_41778, declared)
     assert set(chosen) == {"v1-attention-b200", "attention-benchmarks-smoke-b200"}
     assert chosen["v1-attention-b200"].hardware == "b200-k8s"
-    assert chosen["v1-attention-b200"].reason == (
-        f"{BACKEND} is under vllm/v1/attention (+2 more)"
-    )
+    assert chosen["v1-attention-b200"].reason == (f"{BACKEND} is under vllm/v1/attention (+2 more)")
     assert sorted(dropped) == ["v1-attention-h100 (h100)", "v1-attention-h100-amd (mi300_1)"]
 
 
