@@ -18,7 +18,7 @@ from bot import rules as rules_module
 from bot.checks import CheckContext, Section, Status
 from bot.config import Settings
 from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
-from bot.github_app import GitHubApp
+from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import BlobReader
 from bot.mirror import RepoMirror, StaleHead
 from bot.permissions import is_trusted
@@ -82,6 +82,10 @@ class Pipeline:
         if current is not None and current != pull["head_sha"]:
             log.info("%s#%s: %s superseded by %s", repo, number, pull["head_sha"][:12], current)
             return
+        publisher = self._publisher(client)
+        if publisher is not None:
+            # The check run shows "in progress" on the PR while the checks run.
+            publisher.start(repo, number, pull["head_sha"])
         mirror = RepoMirror(self.settings.data_dir, repo, job["clone_url"])
         token = client.token() if client is not None else None
         try:
@@ -106,7 +110,7 @@ class Pipeline:
             report.to_json(),
             markdown,
         )
-        if self.settings.dry_run or client is None:
+        if publisher is None or client is None:
             log.info(
                 "dry run: report for %s#%s@%s stored, not published",
                 repo,
@@ -114,12 +118,6 @@ class Pipeline:
                 snapshot.head_sha[:12],
             )
             return
-        publisher = Publisher(
-            self.engine,
-            client,
-            self.app.bot_login(),  # type: ignore[union-attr]
-            self.settings.data_dir / "locks",
-        )
         result = publisher.publish(repo, number, report, markdown)
         log.info(
             "%s#%s@%s: %s",
@@ -130,6 +128,12 @@ class Pipeline:
         )
         if job.get("comment_id"):
             client.add_reaction(repo, int(job["comment_id"]), "rocket")
+
+    def _publisher(self, client: InstallationClient | None) -> Publisher | None:
+        if self.settings.dry_run or client is None or self.app is None:
+            return None
+        locks = self.settings.data_dir / "locks"
+        return Publisher(self.engine, client, self.app.bot_login(), locks)
 
     def build_snapshot(self, mirror: RepoMirror, repo: str, pull: dict[str, Any]) -> Snapshot:
         reader = BlobReader(mirror.path)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 
+from github_render import HtmlShape, render_gfm
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-
-from github_render import HtmlShape, render_gfm
 
 # The HTML prbot's own templates write; anything else in the output came from a user.
 OWN_TAGS = {"details", "summary", "sub", "code"}

@@ -132,4 +132,3 @@ def test_a_cut_report_keeps_every_fold_and_fence_closed(make_repo, tmp_path):
     assert len(markdown) <= MAX_COMMENT_CHARS
     _assert_renders_cleanly(markdown)
     assert "prbot check --format json" in markdown  # the reader is told where the rest is
-
