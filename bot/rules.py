@@ -12,10 +12,18 @@ import json
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from bot.checks import all_checks
 from bot.paths import rules_dir
@@ -32,22 +40,47 @@ class RulesError(ValueError):
         super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
 
 
+# A command's own name, or an alias: lower-case words ("retest", "ci run").
+_COMMAND_SPELLING = r"^[a-z][a-z0-9_-]*( [a-z][a-z0-9_-]*)*$"
+PermissionEntry = Literal["anyone", "author", "read", "triage", "write", "maintain", "admin"]
+
+
 class CommandPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # Who may run the command: "author" (the PR's author) and repository permission levels.
-    allow: list[Literal["author", "read", "triage", "write", "maintain", "admin"]] = [
-        "author",
-        "write",
-        "maintain",
-        "admin",
-    ]
+    # Who may run the command: "author" (the PR's author), repository permission levels, or
+    # "anyone".
+    allow: list[PermissionEntry] = ["author", "write", "maintain", "admin"]
+    # Other spellings a repository already types, e.g. [retest, "ci run"] for `/ci run`.
+    aliases: list[Annotated[str, StringConstraints(pattern=_COMMAND_SPELLING, max_length=40)]] = (
+        Field(default_factory=list, max_length=20)
+    )
 
 
 class CommandRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     recheck: CommandPolicy = Field(default_factory=CommandPolicy)
+    # `/prbot help` lists the commands the commenter may use; reading it harms nobody.
+    help: CommandPolicy = Field(default_factory=lambda: CommandPolicy(allow=["anyone"]))
+
+    @model_validator(mode="after")
+    def _spellings_unique(self) -> CommandRules:
+        seen: dict[str, str] = {}
+        for name in type(self).model_fields:
+            for spelling in [name, *getattr(self, name).aliases]:
+                if spelling in seen and seen[spelling] != name:
+                    raise ValueError(f"{spelling!r} names both {seen[spelling]} and {name}")
+                seen[spelling] = name
+        return self
+
+    def spellings(self) -> dict[str, str]:
+        """Every way to type a command (name or alias) -> the command it runs."""
+        out: dict[str, str] = {}
+        for name in type(self).model_fields:
+            for spelling in [name, *getattr(self, name).aliases]:
+                out.setdefault(spelling, name)
+        return out
 
 
 class TrustRules(BaseModel):

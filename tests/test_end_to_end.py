@@ -380,3 +380,51 @@ def test_dry_run_stores_the_report_and_writes_nothing_to_github(tmp_path):
             and c.path != "/graphql"
         ]
         assert writes == []
+
+
+def _replies(stack, number):
+    return [
+        c["body"]
+        for c in stack.github.comments(REPO, number)
+        if c["user"]["type"] == "Bot" and MARKER not in c["body"]
+    ]
+
+
+def test_help_and_near_misses_get_one_reply_per_comment(stack):
+    number, _ = _reported_pr(stack)
+    stack.github.set_permission(REPO, "mallory", "read")
+    comment = stack.github.add_user_comment(REPO, number, "mallory", "/prbot help\n\n/rechek")
+    event = stack.github.issue_comment_event(REPO, number, comment)
+    for guid in ("first", "redelivered"):  # GitHub's redelivery has a new GUID
+        stack.deliver("issue_comment", event, guid=f"help-{guid}")
+        wait_for(stack.idle, what="idle queue")
+    [reply] = _replies(stack, number)
+    assert reply.startswith("@mallory ")
+    assert "`/rechek` is not a command here; did you mean `/recheck`?" in reply
+    # A reader may not re-run the checks, so help lists only what mallory may use.
+    assert "`/prbot help`" in reply and "- `/recheck`" not in reply
+    # Another bot's command is not ours to answer; nothing else was queued.
+    other = stack.github.add_user_comment(REPO, number, "alice", "/assign @alice")
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, other))
+    wait_for(stack.idle, what="idle queue")
+    assert len(_replies(stack, number)) == 1
+
+
+def test_a_repository_keeps_its_own_command_spelling(bare_stack):
+    gh = bare_stack.github
+    policy = "commands:\n  recheck:\n    aliases: [ci run, retest]\n"
+    gh.create_repo(
+        REPO,
+        installation_id=INSTALLATION_ID,
+        files={"a.py": "x = 1\n", ".github/prbot.yml": policy},
+    )
+    number, _ = _reported_pr(bare_stack)
+    comment = gh.add_user_comment(REPO, number, "alice", "/ci run flaky runner")  # the author
+    bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
+    wait_for(lambda: "rocket" in gh.reactions(REPO, comment["id"]), what="the re-run")
+    typo = gh.add_user_comment(REPO, number, "alice", "/prbot frobnicate")
+    bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, typo))
+    wait_for(bare_stack.idle, what="idle queue")
+    [reply] = _replies(bare_stack, number)
+    assert "`/prbot frobnicate` is not a command." in reply
+    assert "- `/recheck`, `/ci run`, `/retest`:" in reply
