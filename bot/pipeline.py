@@ -20,6 +20,7 @@ from bot.config import Settings
 from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import BlobReader
+from bot.limits import InputRejected
 from bot.mirror import RepoMirror, StaleHead
 from bot.permissions import is_trusted
 from bot.publish import Publisher
@@ -52,6 +53,33 @@ def pull_summary(pull: dict[str, Any]) -> dict[str, Any]:
         "updated_at": pull.get("updated_at"),
         "state": pull.get("state", "open"),
     }
+
+
+def config_change_section(snapshot: Snapshot, default_rules: str) -> Section | None:
+    """When the PR changes ``.github/prbot.yml``: is the *new* file valid? The rules in force
+    stay those at base; this says now what would otherwise fail only after the merge."""
+    path = rules_module.REPO_RULES_PATH
+    if not any(path in (f.path, f.previous_path) for f in snapshot.files):
+        return None
+    try:
+        text = snapshot.head.read_text(path)
+    except InputRejected as exc:
+        return Section("rules", Status.FAIL, f"{path} as changed by this PR: {exc}")
+    if text is None:
+        return Section("rules", Status.PASS, f"{path} removed: after merge the defaults apply")
+    try:
+        rules_module.for_repository(text, default=default_rules)
+    except rules_module.RulesError as exc:
+        finding = {"path": path, "line": exc.line, "field": exc.field, "message": exc.problem}
+        return Section(
+            "rules",
+            Status.FAIL,
+            f"{path} as changed by this PR is invalid: {exc} (the base's rules were used)",
+            findings=[finding],
+        )
+    return Section(
+        "rules", Status.PASS, f"{path} as changed by this PR is valid (in force after merge)"
+    )
 
 
 class Pipeline:
@@ -177,6 +205,9 @@ class Pipeline:
                 extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
             )
             report = build_report(snapshot, ruleset, context)
+        changed = config_change_section(snapshot, self.settings.default_rules)
+        if changed is not None:
+            report.sections.insert(0, changed)
         if rules_error:
             report.sections.insert(
                 0,

@@ -428,3 +428,24 @@ def test_a_repository_keeps_its_own_command_spelling(bare_stack):
     [reply] = _replies(bare_stack, number)
     assert "`/prbot frobnicate` is not a command." in reply
     assert "- `/recheck`, `/ci run`, `/retest`:" in reply
+
+
+def test_a_pr_that_breaks_the_rule_file_is_told_before_merge(stack):
+    gh = stack.github
+    gh.commit(
+        REPO, "feature", {".github/prbot.yml": "checks:\n  changed_files:\n    areas: 12\n"}, "x"
+    )
+    number = gh.open_pull_request(REPO, head_branch="feature", title="rules", author="alice")[
+        "number"
+    ]
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    body = wait_for(lambda: _bot_comments(stack, number), what="the report")[0]["body"]
+    assert ".github/prbot.yml:3: checks.changed\\_files.areas" in body
+    assert "as changed by this PR is invalid" in body
+    wait_for(stack.idle, what="idle queue")
+    [run] = gh.check_runs(
+        REPO, gh.pull_request_event(REPO, number, "opened")["pull_request"]["head"]["sha"]
+    )
+    assert run["conclusion"] == "failure"
+    [annotation] = gh.check_run_annotations(REPO, run["id"])
+    assert annotation["path"] == ".github/prbot.yml" and annotation["start_line"] == 3
