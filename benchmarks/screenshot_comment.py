@@ -1,9 +1,15 @@
 """Screenshot prbot's comment as GitHub would show it (run by hand, never in CI).
 
     uv run python benchmarks/screenshot_comment.py [--markdown FILE] [--out PNG] [--open-folds]
+    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/screenshot_comment.py \
+        --pair 0.20.2 0.21.0 --baseline main --write-page
 
-Without ``--markdown`` it runs ``prbot demo`` (about a minute: the whole webhook path on the
-local GitHub test server) and takes the comment it posted. The Markdown is rendered with
+``--pair`` renders a real vLLM release diff instead of the demo; ``--baseline REV`` renders
+the same diff with prbot as of REV (``git archive`` into a temp dir) and ``--write-page``
+puts both sets of figures in docs/benchmarks/comment_rendering.md.
+
+Without ``--markdown`` or ``--pair`` it runs ``prbot demo`` (about a minute: the whole webhook
+path on the local GitHub test server) and takes the comment it posted. The Markdown is rendered with
 cmark-gfm (``cmarkgfm``, GitHub's parser, with GitHub's extensions), styled by a small
 stylesheet of our own modelled on github-markdown-css (GitHub's fonts, tables, code and fold
 styles at the 780-pixel width of a PR conversation), and photographed with Debian's headless
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -67,6 +74,68 @@ def demo_comment() -> str:
     return result.stdout
 
 
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "benchmarks" / "comment_rendering.md"
+
+
+def pair_comment(base: str, head: str, revision: str | None = None) -> str:
+    """``prbot check`` on a real vLLM release diff (uv resolution off: rendering is the point),
+    by this checkout's prbot or, with ``revision``, by prbot as of that commit."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from vllm_releases import pair
+
+    repo = pair(base, head)
+    with tempfile.TemporaryDirectory(prefix="prbot-shot-") as tmp:
+        env = dict(os.environ)
+        if revision:
+            source = Path(tmp) / "src"
+            source.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+            env["PYTHONPATH"] = str(source)
+        rules = Path(tmp) / "rules.yml"
+        rules.write_text("extends: vllm\nchecks:\n  requirements:\n    resolve: false\n")
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bot",
+                "check",
+                "--repo",
+                str(repo),
+                "--base",
+                "base",
+                "--head",
+                "head",
+                "--rules",
+                str(rules),
+                "--no-cache",  # a shared cache database may be at another branch's schema
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    if result.returncode != 0:
+        raise SystemExit(f"prbot check failed:\n{result.stderr}")
+    return result.stdout
+
+
+def figures(markdown: str, page: str) -> dict[str, int]:
+    """What a reader would see go wrong: each should be 0 but the sizes."""
+    summaries = re.findall(r"<summary>(.*?)</summary>", page, re.S)
+    return {
+        "comment characters": len(markdown),
+        "folds": page.count("<details"),
+        "unclosed folds": page.count("<details") - page.count("</details>"),
+        "summaries": len(summaries),
+        "summaries with literal Markdown": sum(("`" in s or "\\" in s) for s in summaries),
+        "fold tags shown as text": page.count("&lt;/details&gt;") + page.count("&lt;details&gt;"),
+        "zero-width characters": len(re.findall("[\u200b\u200c\u200d\u2060\ufeff]", page)),
+    }
+
+
 def render_page(markdown: str, *, open_folds: bool) -> str:
     body = cmarkgfm.markdown_to_html_with_extensions(
         markdown, options=Options.CMARK_OPT_UNSAFE, extensions=GFM_EXTENSIONS
@@ -112,17 +181,49 @@ def screenshot(page: Path, out: Path, height: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--markdown", help="a comment body to render (default: run prbot demo)")
+    parser.add_argument("--pair", nargs=2, metavar=("BASE", "HEAD"), help="vLLM versions")
+    parser.add_argument("--baseline", metavar="REV", help="also render --pair with prbot at REV")
+    parser.add_argument("--write-page", action="store_true", help=f"write {PAGE.name}")
     parser.add_argument("--out", default="/tmp/prbot-comment.png", help="the PNG to write")
     parser.add_argument("--open-folds", action="store_true", help="show every <details> open")
     parser.add_argument("--height", type=int, default=1400, help="window height in pixels")
     args = parser.parse_args()
-    markdown = Path(args.markdown).read_text() if args.markdown else demo_comment()
+    if args.markdown:
+        markdown = Path(args.markdown).read_text()
+    elif args.pair:
+        markdown = pair_comment(*args.pair)
+    else:
+        markdown = demo_comment()
     out = Path(args.out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
     page = out.with_suffix(".html")
     page.write_text(render_page(markdown, open_folds=args.open_folds))
+    ours = figures(markdown, page.read_text())
+    for name, value in ours.items():
+        print(f"{name}: {value:,}")
     screenshot(page, out, args.height)
     print(f"{out} ({out.stat().st_size:,} bytes); the HTML is {page}")
+    if args.pair and args.baseline:
+        before = pair_comment(*args.pair, revision=args.baseline)
+        theirs = figures(before, render_page(before, open_folds=False))
+        print(f"baseline {args.baseline}: {theirs}")
+        if args.write_page:
+            write_page(args.pair, args.baseline, ours, theirs)
     return 0
+
+
+def write_page(versions: list[str], baseline: str, ours: dict, theirs: dict) -> None:
+    rows = "\n".join(f"| {name} | {theirs[name]:,} | {ours[name]:,} |" for name in ours)
+    PAGE.write_text(
+        "# Comment rendering on a real vLLM diff\n\n"
+        "```sh\nPRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/screenshot_comment.py"
+        f" \\\n    --pair {versions[0]} {versions[1]} --baseline {baseline} --write-page\n```\n\n"
+        f"`prbot check` on vLLM {versions[0]} → {versions[1]} (the release diff, uv resolution"
+        " off), rendered with cmark-gfm as GitHub does, by this branch and by prbot at"
+        f" `{baseline}` in the same run. Everything but the sizes should be 0.\n\n"
+        f"| Figure | {baseline} | this branch |\n| --- | ---: | ---: |\n{rows}\n"
+    )
+    print(f"wrote {PAGE}")
 
 
 if __name__ == "__main__":

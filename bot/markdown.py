@@ -19,7 +19,7 @@ _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
 # GFM links "scheme://..." and "www." by itself. A backslash before the ":" or "." keeps the
 # text plain and copies intact (a joiner inside the scheme made a pasted URL unusable).
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(://)|\b(www)\.")
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(://)|(?<![a-z0-9])(www)\.")
 _ZERO_WIDTH_JOINER = "\u200d"
 
 

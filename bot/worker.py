@@ -31,6 +31,7 @@ from bot.duplicates.reconcile import reconcile
 from bot.duplicates.store import needs_reconcile
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import GitError, run_git
+from bot.locks import named_lock
 from bot.metrics import JOB_LATENCY
 from bot.mirror import RepoMirror
 from bot.permissions import command_allowed, effective_level, needs_permission_lookup
@@ -314,15 +315,19 @@ class Worker:
     def _reply_once(
         self, client: InstallationClient | None, key: str, repo: str, number: int, text: str
     ) -> None:
-        """Post ``text`` unless this reply was already posted (a redelivered comment)."""
-        if state.get_effect(self.engine, key) is not None or client is None:
+        """Post ``text`` unless this reply was already posted (a redelivered comment). The
+        lock makes check-and-post one step for workers handling two deliveries at once."""
+        if client is None:
             return
         if self.settings.dry_run:
             log.info("dry run: would reply on %s#%s: %s", repo, number, text)
             return
-        state.begin_effect(self.engine, key)
-        comment_id = client.create_comment(repo, number, text)
-        state.finish_effect(self.engine, key, str(comment_id))
+        with named_lock(self.engine, key, self.settings.data_dir / "locks"):
+            if state.get_effect(self.engine, key) is not None:
+                return
+            state.begin_effect(self.engine, key)
+            comment_id = client.create_comment(repo, number, text)
+            state.finish_effect(self.engine, key, str(comment_id))
 
     def _reply_unauthorized(
         self,
@@ -333,18 +338,10 @@ class Worker:
         commenter: str,
     ) -> None:
         head = state.current_head(self.engine, repo, number) or "unknown"
-        key = f"unauthorized_reply:{repo}#{number}@{head}"
-        existing = state.get_effect(self.engine, key)
-        if existing is not None or client is None or self.settings.dry_run:
-            return
-        state.begin_effect(self.engine, key, head)
-        comment_id = client.create_comment(
-            repo,
-            number,
-            f"@{commenter} only the PR author and people with write access can run "
-            "`/recheck` here.",
+        text = (
+            f"@{commenter} only the PR author and people with write access can run `/recheck` here."
         )
-        state.finish_effect(self.engine, key, str(comment_id), head)
+        self._reply_once(client, f"unauthorized_reply:{repo}#{number}@{head}", repo, number, text)
 
     def _rules_for_commands(self, payload: dict[str, Any]) -> Any:
         """The repository's rules as of its default branch in the mirror, else the defaults."""

@@ -35,7 +35,7 @@ def test_code_block_cannot_be_closed_from_inside():
 
 
 def test_bare_urls_are_not_autolinked_and_copy_intact():
-    text = "see http://evil.example/a_b?c=1&d=2 and www.evil.example, HTTPS://x.org"
+    text = "see http://evil.example/a_b?c=1&d=2 and www.evil.example, HTTPS://x.org _www.x.org_"
     html = render_gfm(str(escape_text(text)))
     assert "<a " not in html  # GitHub's parser links none of them
     # What a reader selects and copies is the URL itself: no joiner, no backslash.
