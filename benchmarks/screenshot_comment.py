@@ -116,6 +116,8 @@ def pair_comment(base: str, head: str, revision: str | None = None) -> str:
             capture_output=True,
             text=True,
             timeout=900,
+            env=env,
+            cwd=env.get("PYTHONPATH") if revision else str(ROOT),
         )
     if result.returncode != 0:
         raise SystemExit(f"prbot check failed:\n{result.stderr}")
