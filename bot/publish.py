@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from github import GithubException
 from sqlalchemy import Engine
 
 from bot.annotations import annotations_for, batch_digest, batches
@@ -163,7 +164,14 @@ class Publisher:
             state.begin_effect(self.engine, key, sha)
             output = {**fields["output"], "annotations": batch}
             output.pop("text")
-            self.client.update_check_run(repo, run_id, status="in_progress", output=output)
+            try:
+                self.client.update_check_run(repo, run_id, status="in_progress", output=output)
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise
+                # A batch GitHub refuses (a path it does not know) must not keep the run
+                # in progress forever through retries: the report still completes it.
+                log.warning("annotations refused on %s@%s: %s", repo, sha[:12], exc.data)
             state.finish_effect(self.engine, key, str(run_id), sha)
         self.client.update_check_run(repo, run_id, **fields)
         return run_id

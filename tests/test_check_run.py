@@ -153,3 +153,16 @@ def test_a_superseded_head_gets_no_check_run(github, repo_and_publisher):
     state.observe_head(publisher.engine, repo, number, "c" * 40, datetime.now(UTC))
     assert publisher.start(repo, number, head) is None
     assert github.check_runs(repo, head) == []
+
+
+def test_a_refused_annotation_batch_still_completes_the_run(github, repo_and_publisher):
+    repo, number, head, publisher = repo_and_publisher
+    report = _report(head, 60)
+    # GitHub refuses the first batch (422), e.g. for a path it does not know.
+    github.inject("PATCH", r"/repos/acme/widgets-\d+/check-runs/\d+", status=422, times=1)
+    publisher.start(repo, number, head)
+    publisher.publish(repo, number, report, render_markdown(report))
+    [run] = github.check_runs(repo, head)
+    assert run["status"] == "completed" and run["conclusion"] == "failure"
+    # The second batch went through; the refused one is not retried forever.
+    assert len(github.check_run_annotations(repo, run["id"])) == 61 - 50
