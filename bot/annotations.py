@@ -1,20 +1,24 @@
 """Check-run annotations: every finding that names a file and a line at the PR's head.
 
 GitHub shows an annotation next to that line in "Files changed". It takes at most 50 per
-request, so :func:`batches` splits them; each batch is one check-run update. The text is
-shown as plain text (no Markdown), so it is HTML-escaped with mentions and issue references
-broken, like a ``<summary>``, and never carries Markdown backslashes.
+request, so :func:`batches` splits them; each batch is one check-run update.
+
+GitHub shows an annotation's title and message as plain text: no Markdown, no HTML, no
+mentions (Actions' compiler annotations show ``std::vector<int>`` as written). So the text
+is not Markdown- or HTML-escaped (that would show ``&gt;=`` literally, as it did
+on a real vLLM diff); it is made plain instead: control characters and zero-width
+characters removed, one line, bounded in length.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from bot.checks import Section, Status
-from bot.markdown import html_text
 from bot.report import Report
 
 # GitHub's documented cap per create/update request.
@@ -68,7 +72,12 @@ def _message(section: Section, finding: dict[str, Any], part: dict[str, Any]) ->
     return section.summary
 
 
-def _clip(text: str, limit: int) -> str:
+_NOT_PLAIN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+")
+
+
+def plain_text(text: str, limit: int) -> str:
+    """One line of plain text: no control, bidi or zero-width characters; at most ``limit``."""
+    text = re.sub(" {2,}", " ", _NOT_PLAIN.sub(" ", str(text))).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -83,7 +92,7 @@ def annotations_for(report: Report, titles: dict[str, str] | None = None) -> lis
             if not isinstance(finding, dict):
                 continue
             for path, line, part in _located(finding):
-                message = _clip(_message(section, finding, part), MAX_MESSAGE_CHARS)
+                message = plain_text(_message(section, finding, part), MAX_MESSAGE_CHARS)
                 if (path, line, message) in seen:
                     continue
                 seen.add((path, line, message))
@@ -93,8 +102,8 @@ def annotations_for(report: Report, titles: dict[str, str] | None = None) -> lis
                         "start_line": line,
                         "end_line": line,
                         "annotation_level": level,
-                        "title": str(html_text(_clip(f"prbot: {title}", MAX_TITLE_CHARS))),
-                        "message": str(html_text(message)),
+                        "title": plain_text(f"prbot: {title}", MAX_TITLE_CHARS),
+                        "message": message,
                     }
                 )
                 if len(out) >= MAX_ANNOTATIONS:
