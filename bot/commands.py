@@ -10,15 +10,27 @@ friends, headings or table cells. Line-based guesses get these wrong (a fence "c
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-KNOWN_COMMANDS = frozenset({"recheck"})
+from bot.markdown import code_span
+
+# Every way to type a command -> the command it runs. A repository's rules extend it with
+# aliases (``commands.recheck.aliases: ["ci run"]``); see bot.rules.CommandRules.spellings.
+DEFAULT_SPELLINGS: Mapping[str, str] = {"recheck": "recheck", "help": "help"}
+KNOWN_COMMANDS = frozenset(DEFAULT_SPELLINGS.values())
+# "/prbot <command>" addresses prbot by name: an unknown word after it always gets an answer.
+BOT_PREFIX = "prbot"
+# Spellings that count only after "/prbot": a bare "/help" is Prow's help-wanted label.
+ADDRESSED_ONLY = frozenset({"help"})
+# How close a typed word must be to a known spelling to count as a near-miss ("/rechek").
+NEAR_MISS_CUTOFF = 0.75
 
 # GitHub refuses comment bodies over 65,536 characters; a longer one is not a real comment.
 MAX_BODY_CHARS = 65_536
@@ -36,9 +48,19 @@ _LITERAL_TAG = re.compile(
 
 @dataclass(frozen=True)
 class Command:
+    """One command line. ``name`` is the command it runs when ``known``, else the word typed;
+    ``suggestion`` is the spelling it was probably meant as; ``addressed``: "/prbot ..."."""
+
     name: str
     argument: str = ""
     known: bool = True
+    suggestion: str | None = None
+    addressed: bool = False
+
+    @property
+    def needs_reply(self) -> bool:
+        """An unknown "/prbot ..." or a near-miss of a known command: say the right one."""
+        return not self.known and (self.addressed or self.suggestion is not None)
 
 
 # A body with no line that could start a command is not parsed at all (most comments).
@@ -115,17 +137,87 @@ def _visible_lines(body: str) -> Iterator[str]:
             yield from _paragraph_lines(inline.children or [])
 
 
-def parse_commands(body: object) -> list[Command]:
-    """Every command line in a comment body, in order; unknown ones are marked, not dropped."""
+def parse_commands(body: object, spellings: Mapping[str, str] = DEFAULT_SPELLINGS) -> list[Command]:
+    """Every command line in a comment body, in order; unknown ones are marked, not dropped.
+
+    ``spellings`` maps each way to type a command (a name or an alias of one or more words,
+    e.g. "ci run") to the command it runs; the longest spelling that fits a line wins.
+    """
     if not isinstance(body, str) or len(body) > MAX_BODY_CHARS or OWN_MARKER in body:
         return []
     if not _MAYBE_COMMAND_LINE.search(body):
         return []
+    by_length = sorted(spellings, key=lambda s: len(s.split()), reverse=True)
     found = []
     for line in _visible_lines(body):
-        match = _COMMAND.match(line)
-        if match:
-            name = match.group(1)
-            argument = (match.group(2) or "").strip()[:MAX_ARGUMENT_CHARS]
-            found.append(Command(name, argument, name in KNOWN_COMMANDS))
+        if _COMMAND.match(line):
+            found.append(_command(line[1:], spellings, by_length))
     return found
+
+
+def _command(text: str, spellings: Mapping[str, str], by_length: list[str]) -> Command:
+    words = text.split()
+    addressed = words[0] == BOT_PREFIX
+    if addressed:
+        words = words[1:]
+        if not words:  # "/prbot" alone: what can I type?
+            return Command("help", addressed=True)
+    candidates = [s for s in by_length if addressed or s not in ADDRESSED_ONLY]
+    for spelling in candidates:
+        size = len(spelling.split())
+        if [w.lower() for w in words[:size]] == spelling.split():
+            argument = " ".join(words[size:]).strip()[:MAX_ARGUMENT_CHARS]
+            return Command(spellings[spelling], argument, addressed=addressed)
+    typed = words[0][:40]
+    close = difflib.get_close_matches(
+        " ".join(words[:2]).lower(), candidates, n=1, cutoff=NEAR_MISS_CUTOFF
+    ) or difflib.get_close_matches(typed.lower(), candidates, n=1, cutoff=NEAR_MISS_CUTOFF)
+    argument = " ".join(words[1:]).strip()[:MAX_ARGUMENT_CHARS]
+    return Command(typed, argument, False, close[0] if close else None, addressed)
+
+
+# What each command does, for `/prbot help`.
+DESCRIPTIONS: Mapping[str, str] = {
+    "recheck": "run the checks again on the PR's current head; a reason may follow",
+    "help": "list the commands you may use here",
+}
+
+
+def _spelled(name: str, spellings: Mapping[str, str]) -> list[str]:
+    return [s for s, command in spellings.items() if command == name]
+
+
+def _shown(spelling: str) -> str:
+    prefix = f"{BOT_PREFIX} " if spelling in ADDRESSED_ONLY else ""
+    return f"`/{prefix}{spelling}`"
+
+
+def reply_text(
+    commenter: str,
+    *,
+    usable: list[str],
+    spellings: Mapping[str, str] = DEFAULT_SPELLINGS,
+    help_wanted: bool = False,
+    misses: list[Command] = (),  # type: ignore[assignment]
+) -> str:
+    """prbot's one answer to a comment: hints for what it did not understand, and (when asked)
+    the commands this commenter may use. ``usable`` are command names; ``misses`` come from
+    :func:`parse_commands`; what they typed is shown in code spans."""
+    lines = []
+    for miss in misses:
+        if miss.suggestion:
+            typed = code_span(f"/{miss.name}")
+            lines.append(f"{typed} is not a command here; did you mean {_shown(miss.suggestion)}?")
+        else:
+            lines.append(f"{code_span(f'/{BOT_PREFIX} {miss.name}')} is not a command.")
+    if help_wanted or any(m.suggestion is None for m in misses):
+        if usable:
+            lines.append("Commands you may use here:")
+            for name in usable:
+                names = ", ".join(_shown(s) for s in _spelled(name, spellings))
+                lines.append(f"- {names}: {DESCRIPTIONS.get(name, name)}")
+        else:
+            lines.append("There are no commands you may use on this pull request.")
+    body = "\n".join(lines)
+    # The login is GitHub's (letters, digits, hyphens): a mention of the commenter only.
+    return f"@{commenter} {body}" if commenter else body

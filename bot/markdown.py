@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 # Characters that start emphasis, code, links, tables or strikethrough anywhere in a line.
 # "(" and "!" need no escape once "[" and "]" are escaped.
@@ -17,7 +17,9 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START_SPECIAL = re.compile(r"^(\s*)([#+\-=>]|\d+\.)")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
-_AUTOLINK = re.compile(r"(?i)(://|\bwww\.)")
+# GFM links "scheme://..." and "www." by itself. A backslash before the ":" or "." keeps the
+# text plain and copies intact (a joiner inside the scheme made a pasted URL unusable).
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(://)|(?<![a-z0-9])(www)\.")
 _ZERO_WIDTH_JOINER = "\u200d"
 
 
@@ -36,9 +38,9 @@ def escape_text(value: object) -> Markup:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)
     text = _ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text)
-    # GitHub links bare URLs by itself; a joiner inside the scheme keeps them plain text.
-    text = _AUTOLINK.sub(lambda m: m.group(1)[:-1] + _ZERO_WIDTH_JOINER + m.group(1)[-1], text)
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    # After the pass above, so its own backslash is not doubled.
+    text = _AUTOLINK.sub(lambda m: "\\://" if m.group(1) else m.group(2) + "\\.", text)
     text = text.replace("\r", " ").replace("\n", " ")
     text = _LINE_START_SPECIAL.sub(_escape_line_start, text)
     return Markup(text)
@@ -53,6 +55,23 @@ def code_span(value: object) -> Markup:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return Markup(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def html_text(value: object) -> Markup:
+    """Text inside an HTML element such as a one-line ``<summary>``, where GitHub parses no
+    Markdown: a backslash or backtick would show literally, so only HTML is escaped."""
+    if isinstance(value, Markup):
+        return value
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    text = str(escape(text))
+    text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)
+    return Markup(_ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text))
+
+
+def html_code(value: object) -> Markup:
+    """Machine text (a path, a name) inside an HTML element: ``<code>`` with HTML escaping."""
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    return Markup(f"<code>{escape(text)}</code>")
 
 
 def code_block(value: object, language: str = "") -> Markup:
@@ -92,23 +111,50 @@ def _closing(text: str) -> str:
     return closing + "\n</details>" * details
 
 
-def truncate_markdown(text: str, limit: int, note: str) -> str:
-    """``text`` cut to at most ``limit`` characters at a line end, still well formed.
+def _block_ends(text: str) -> list[int]:
+    """Offsets of the blank lines outside fences: where one block (a paragraph, a table, a
+    whole fold) has ended and the next has not begun. A cut there splits no table or patch."""
+    ends: list[int] = []
+    fence: str | None = None
+    offset = 0
+    for line in text.split("\n"):
+        match = _FENCE_LINE.match(line)
+        if fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                if not match.group(2).strip():
+                    fence = None
+        elif match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence = match.group(1)
+        elif not line.strip() and offset:
+            ends.append(offset)
+        offset += len(line) + 1
+    return ends
 
-    A fence or ``<details>`` fold left open by the cut would swallow whatever follows (the
-    next section, the footer), so both are closed before ``note`` (plain text, escaped here).
+
+def truncate_markdown(text: str, limit: int, note: str) -> str:
+    """``text`` cut to at most ``limit`` characters, still well formed.
+
+    The cut falls on a block boundary (a blank line outside any fence) when one is in the
+    second half of the room, else at a line end. A fence or ``<details>`` fold left open by
+    the cut would swallow whatever follows (the next section, the footer), so both are closed
+    before ``note`` (plain text, escaped here).
     """
     if len(text) <= limit:
         return text
     tail = f"\n\n{escape_text(note)}\n"
     room = limit - len(tail)
+    blocks = _block_ends(text[: max(room, 0)])
     for _ in range(8):  # each round only shortens the cut; two rounds are the usual
         if room <= 0:
             break
-        cut = text[:room]
-        line_end = cut.rfind("\n")
-        if line_end >= room // 2:
-            cut = cut[:line_end]
+        block_end = next((end for end in reversed(blocks) if end <= room), -1)
+        if block_end >= room // 2:
+            cut = text[:block_end]
+        else:
+            cut = text[:room]
+            line_end = cut.rfind("\n")
+            if line_end >= room // 2:
+                cut = cut[:line_end]
         cut = cut.rstrip("\n")
         closing = _closing(cut)
         if len(cut) + len(closing) + len(tail) <= limit:

@@ -19,6 +19,8 @@ def command_allowed(
 ) -> bool:
     """Policy entries are 'author' and permission levels; any match allows the command."""
     allowed = set(allow)
+    if "anyone" in allowed:
+        return True
     if "author" in allowed and pr_author and commenter.lower() == pr_author.lower():
         return True
     return level is not None and level in allowed

@@ -18,8 +18,9 @@ from bot import rules as rules_module
 from bot.checks import CheckContext, Section, Status
 from bot.config import Settings
 from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
-from bot.github_app import GitHubApp
+from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import BlobReader
+from bot.limits import InputRejected
 from bot.mirror import RepoMirror, StaleHead
 from bot.permissions import is_trusted
 from bot.publish import Publisher
@@ -54,6 +55,33 @@ def pull_summary(pull: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def config_change_section(snapshot: Snapshot, default_rules: str) -> Section | None:
+    """When the PR changes ``.github/prbot.yml``: is the *new* file valid? The rules in force
+    stay those at base; this says now what would otherwise fail only after the merge."""
+    path = rules_module.REPO_RULES_PATH
+    if not any(path in (f.path, f.previous_path) for f in snapshot.files):
+        return None
+    try:
+        text = snapshot.head.read_text(path)
+    except InputRejected as exc:
+        return Section("rules", Status.FAIL, f"{path} as changed by this PR: {exc}")
+    if text is None:
+        return Section("rules", Status.PASS, f"{path} removed: after merge the defaults apply")
+    try:
+        rules_module.for_repository(text, default=default_rules)
+    except rules_module.RulesError as exc:
+        finding = {"path": path, "line": exc.line, "field": exc.field, "message": exc.problem}
+        return Section(
+            "rules",
+            Status.FAIL,
+            f"{path} as changed by this PR is invalid: {exc} (the base's rules were used)",
+            findings=[finding],
+        )
+    return Section(
+        "rules", Status.PASS, f"{path} as changed by this PR is valid (in force after merge)"
+    )
+
+
 class Pipeline:
     def __init__(self, settings: Settings, engine: Engine, app: GitHubApp | None) -> None:
         self.settings = settings
@@ -82,6 +110,10 @@ class Pipeline:
         if current is not None and current != pull["head_sha"]:
             log.info("%s#%s: %s superseded by %s", repo, number, pull["head_sha"][:12], current)
             return
+        publisher = self._publisher(client)
+        if publisher is not None:
+            # The check run shows "in progress" on the PR while the checks run.
+            publisher.start(repo, number, pull["head_sha"])
         mirror = RepoMirror(self.settings.data_dir, repo, job["clone_url"])
         token = client.token() if client is not None else None
         try:
@@ -106,7 +138,7 @@ class Pipeline:
             report.to_json(),
             markdown,
         )
-        if self.settings.dry_run or client is None:
+        if publisher is None or client is None:
             log.info(
                 "dry run: report for %s#%s@%s stored, not published",
                 repo,
@@ -114,12 +146,6 @@ class Pipeline:
                 snapshot.head_sha[:12],
             )
             return
-        publisher = Publisher(
-            self.engine,
-            client,
-            self.app.bot_login(),  # type: ignore[union-attr]
-            self.settings.data_dir / "locks",
-        )
         result = publisher.publish(repo, number, report, markdown)
         log.info(
             "%s#%s@%s: %s",
@@ -130,6 +156,12 @@ class Pipeline:
         )
         if job.get("comment_id"):
             client.add_reaction(repo, int(job["comment_id"]), "rocket")
+
+    def _publisher(self, client: InstallationClient | None) -> Publisher | None:
+        if self.settings.dry_run or client is None or self.app is None:
+            return None
+        locks = self.settings.data_dir / "locks"
+        return Publisher(self.engine, client, self.app.bot_login(), locks)
 
     def build_snapshot(self, mirror: RepoMirror, repo: str, pull: dict[str, Any]) -> Snapshot:
         reader = BlobReader(mirror.path)
@@ -173,6 +205,9 @@ class Pipeline:
                 extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
             )
             report = build_report(snapshot, ruleset, context)
+        changed = config_change_section(snapshot, self.settings.default_rules)
+        if changed is not None:
+            report.sections.insert(0, changed)
         if rules_error:
             report.sections.insert(
                 0,

@@ -12,9 +12,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from github import GithubException
 from sqlalchemy import Engine
 
-from bot.checks import Status
+from bot.annotations import annotations_for, batch_digest, batches
+from bot.checks import Status, all_checks
 from bot.github_app import InstallationClient
 from bot.locks import named_lock
 from bot.markdown import escape_text, truncate_markdown
@@ -52,7 +54,8 @@ def check_run_fields(report: Report, markdown: str) -> dict:
     GitHub renders ``output.summary`` and ``output.text`` as Markdown, so user text there could
     show images, links and @mentions just as in a comment. The summary is the comment's own
     status lines (the same template and escaping), the text is the rendered comment, and the
-    title is counts only; there are no annotations. Cuts keep folds and fences closed.
+    title is counts only. Annotations go separately, 50 per update (:func:`annotation_batches`).
+    Cuts keep folds and fences closed.
     """
     return {
         "status": "completed",
@@ -69,6 +72,22 @@ def check_run_fields(report: Report, markdown: str) -> dict:
     }
 
 
+def in_progress_fields(head_sha: str) -> dict:
+    """The check run while the pipeline runs: GitHub shows it as running on the PR."""
+    return {
+        "status": "in_progress",
+        "output": {
+            "title": "prbot: running checks",
+            "summary": f"Running the checks on `{head_sha[:12]}`; the report follows.",
+        },
+    }
+
+
+def annotation_batches(report: Report) -> list[list[dict]]:
+    titles = {check.name: check.title for check in all_checks()}
+    return batches(annotations_for(report, titles))
+
+
 class Publisher:
     def __init__(
         self, engine: Engine, client: InstallationClient, bot_login: str, lock_dir: Path
@@ -77,6 +96,15 @@ class Publisher:
         self.client = client
         self.bot_login = bot_login
         self.lock_dir = lock_dir
+
+    def start(self, repo: str, number: int, head_sha: str) -> int | None:
+        """Mark the head's check run in progress (creating it the first time); None when a
+        newer head has taken over the PR."""
+        with named_lock(self.engine, f"publish:{repo}#{number}", self.lock_dir):
+            current = state.current_head(self.engine, repo, number)
+            if current is not None and current != head_sha:
+                return None
+            return self._check_run_id(repo, head_sha, in_progress_fields(head_sha), update=True)
 
     def publish(self, repo: str, number: int, report: Report, markdown: str) -> PublishResult:
         with named_lock(self.engine, f"publish:{repo}#{number}", self.lock_dir):
@@ -104,17 +132,46 @@ class Publisher:
         state.finish_effect(self.engine, key, str(comment_id), head_sha)
         return comment_id
 
-    def _check_run(self, repo: str, report: Report, markdown: str) -> int:
-        key = f"check_run:{repo}@{report.head_sha}"
-        fields = check_run_fields(report, markdown)
+    def _check_run_id(self, repo: str, head_sha: str, fields: dict, *, update: bool) -> int:
+        """The head's one check run: the recorded one, one an earlier attempt may have made,
+        or a new one created with ``fields`` (sent to an existing one too when ``update``)."""
+        key = f"check_run:{repo}@{head_sha}"
         effect = state.get_effect(self.engine, key)
         run_id = int(effect.external_id) if effect and effect.external_id else None
         if run_id is None and effect is not None:
-            run_id = self.client.find_check_run(repo, report.head_sha)
+            run_id = self.client.find_check_run(repo, head_sha)
         if run_id is not None:
-            self.client.update_check_run(repo, run_id, **fields)
+            if update:
+                self.client.update_check_run(repo, run_id, **fields)
         else:
-            state.begin_effect(self.engine, key, report.head_sha)
-            run_id = self.client.create_check_run(repo, report.head_sha, **fields)
-        state.finish_effect(self.engine, key, str(run_id), report.head_sha)
+            state.begin_effect(self.engine, key, head_sha)
+            run_id = self.client.create_check_run(repo, head_sha, **fields)
+        state.finish_effect(self.engine, key, str(run_id), head_sha)
+        return run_id
+
+    def _check_run(self, repo: str, report: Report, markdown: str) -> int:
+        fields = check_run_fields(report, markdown)
+        sha = report.head_sha
+        run_id = self._check_run_id(repo, sha, in_progress_fields(sha), update=False)
+        # GitHub appends annotations on every update and never drops them, so each batch is
+        # an effect of its own: a replayed job (or a /recheck with the same findings) does
+        # not add a batch twice.
+        for batch in annotation_batches(report):
+            key = f"annotations:{repo}@{sha}:{batch_digest(batch)}"
+            effect = state.get_effect(self.engine, key)
+            if effect is not None and effect.state == "done":
+                continue
+            state.begin_effect(self.engine, key, sha)
+            output = {**fields["output"], "annotations": batch}
+            output.pop("text")
+            try:
+                self.client.update_check_run(repo, run_id, status="in_progress", output=output)
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise
+                # A batch GitHub refuses (a path it does not know) must not keep the run
+                # in progress forever through retries: the report still completes it.
+                log.warning("annotations refused on %s@%s: %s", repo, sha[:12], exc.data)
+            state.finish_effect(self.engine, key, str(run_id), sha)
+        self.client.update_check_run(repo, run_id, **fields)
         return run_id

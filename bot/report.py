@@ -20,7 +20,14 @@ from markupsafe import Markup
 from bot.checks import Check, CheckContext, Section, Status, all_checks
 from bot.checks.base import STATUS_SEVERITY
 from bot.limits import InputRejected
-from bot.markdown import code_block, code_span, escape_text, truncate_markdown
+from bot.markdown import (
+    code_block,
+    code_span,
+    escape_text,
+    html_code,
+    html_text,
+    truncate_markdown,
+)
 from bot.paths import templates_dir
 from bot.snapshot import Snapshot
 
@@ -137,6 +144,9 @@ def template_environment() -> Environment:
     env.filters["code"] = code_span
     env.filters["codeblock"] = code_block
     env.filters["text"] = escape_text
+    # Inside a one-line <summary> GitHub parses no Markdown: these escape HTML only.
+    env.filters["html"] = html_text
+    env.filters["html_code"] = html_code
     env.filters["short_sha"] = lambda sha: (sha or "")[:7]
     env.globals["status_icon"] = status_icon
     return env

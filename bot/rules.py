@@ -12,10 +12,18 @@ import json
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from bot.checks import all_checks
 from bot.paths import rules_dir
@@ -32,22 +40,47 @@ class RulesError(ValueError):
         super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
 
 
+# A command's own name, or an alias: lower-case words ("retest", "ci run").
+_COMMAND_SPELLING = r"^[a-z][a-z0-9_-]*( [a-z][a-z0-9_-]*)*$"
+PermissionEntry = Literal["anyone", "author", "read", "triage", "write", "maintain", "admin"]
+
+
 class CommandPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # Who may run the command: "author" (the PR's author) and repository permission levels.
-    allow: list[Literal["author", "read", "triage", "write", "maintain", "admin"]] = [
-        "author",
-        "write",
-        "maintain",
-        "admin",
-    ]
+    # Who may run the command: "author" (the PR's author), repository permission levels, or
+    # "anyone".
+    allow: list[PermissionEntry] = ["author", "write", "maintain", "admin"]
+    # Other spellings a repository already types, e.g. [retest, "ci run"] for `/ci run`.
+    aliases: list[Annotated[str, StringConstraints(pattern=_COMMAND_SPELLING, max_length=40)]] = (
+        Field(default_factory=list, max_length=20)
+    )
 
 
 class CommandRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     recheck: CommandPolicy = Field(default_factory=CommandPolicy)
+    # `/prbot help` lists the commands the commenter may use; reading it harms nobody.
+    help: CommandPolicy = Field(default_factory=lambda: CommandPolicy(allow=["anyone"]))
+
+    @model_validator(mode="after")
+    def _spellings_unique(self) -> CommandRules:
+        seen: dict[str, str] = {}
+        for name in type(self).model_fields:
+            for spelling in [name, *getattr(self, name).aliases]:
+                if spelling in seen and seen[spelling] != name:
+                    raise ValueError(f"{spelling!r} names both {seen[spelling]} and {name}")
+                seen[spelling] = name
+        return self
+
+    def spellings(self) -> dict[str, str]:
+        """Every way to type a command (name or alias) -> the command it runs."""
+        out: dict[str, str] = {}
+        for name in type(self).model_fields:
+            for spelling in [name, *getattr(self, name).aliases]:
+                out.setdefault(spelling, name)
+        return out
 
 
 class TrustRules(BaseModel):
@@ -112,8 +145,22 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return best
 
 
+# A rule file is a page of YAML. A PR can propose any file (its changed .github/prbot.yml is
+# validated), so size and aliases are bounded: a few nested aliases expand exponentially.
+MAX_RULES_CHARS = 256_000
+MAX_ALIASES = 50
+
+
 def parse_yaml(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | None]:
+    if len(text) > MAX_RULES_CHARS:
+        raise RulesError(source, None, "", f"over {MAX_RULES_CHARS:,} characters; not read")
     try:
+        aliases = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            aliases += isinstance(event, yaml.AliasEvent)
+            if aliases > MAX_ALIASES:
+                line = event.start_mark.line + 1
+                raise RulesError(source, line, "", f"more than {MAX_ALIASES} YAML aliases")
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -128,15 +175,62 @@ def parse_yaml(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | None
     return data, node
 
 
+# The explicit forms of a list in a repository's file: {replace: [...]} and {append: [...]}.
+LIST_OPERATIONS = ("replace", "append")
+
+
+def _list_operation(value: Any) -> tuple[str, Any] | None:
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, items),) = value.items()
+        if key in LIST_OPERATIONS and isinstance(items, list):
+            return key, items
+    return None
+
+
+def _named(items: list[Any]) -> bool:
+    return bool(items) and all(
+        isinstance(i, dict) and isinstance(i.get("name"), str) for i in items
+    )
+
+
+def _merge_lists(base: list[Any], override: list[Any]) -> list[Any]:
+    """Named entries (``integration.rules``) merge by name: an override with a built-in's name
+    replaces it in place, new ones are appended. Plain lists (``allow``, ``paths``) replace."""
+    if not (_named(base) and _named(override)):
+        return override
+    mine = {item["name"]: item for item in override}
+    merged = [mine.pop(item["name"], item) for item in base]
+    return merged + [item for item in override if item["name"] in mine]
+
+
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Mappings merge key by key; anything else in ``override`` replaces the base value."""
+    """``override`` layered over ``base``: mappings merge key by key, lists as
+    :func:`_merge_lists` says unless written ``{replace: [...]}`` or ``{append: [...]}``,
+    anything else replaces the base value."""
     merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        operation = _list_operation(value)
+        if operation is not None:
+            kind, items = operation
+            before = merged.get(key) if isinstance(merged.get(key), list) else []
+            merged[key] = list(items) if kind == "replace" else [*before, *items]
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = deep_merge(merged[key], value)
+        elif isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = _merge_lists(merged[key], value)
         else:
             merged[key] = value
     return merged
+
+
+def _without_operations(data: Any) -> Any:
+    """A file read alone (no parent): ``{replace: [...]}`` and ``{append: [...]}`` are lists."""
+    if isinstance(data, dict):
+        operation = _list_operation(data)
+        if operation is not None:
+            return list(operation[1])
+        return {key: _without_operations(value) for key, value in data.items()}
+    return data
 
 
 def validate(data: dict[str, Any], source: str, node: yaml.Node | None = None) -> BaseModel:
@@ -199,6 +293,7 @@ def load_file(path: Path | str) -> BaseModel:
 def load_text(text: str, source: str, default: str | None = None) -> BaseModel:
     """Rules from YAML text, layered over ``extends`` (or ``default``) when given."""
     data, node = parse_yaml(text, source)
+    own_data = data
     parent_name = data.get("extends", default)
     if parent_name:
         if not isinstance(parent_name, str):
@@ -207,7 +302,36 @@ def load_text(text: str, source: str, default: str | None = None) -> BaseModel:
         parent_data, parent_node = parse_yaml(parent_text, parent_source)
         validate(parent_data, parent_source, parent_node)
         data = deep_merge({k: v for k, v in parent_data.items() if k != "extends"}, data)
-    return validate(data, source, node)
+    ruleset = validate(_without_operations(data), source, node)
+    _check_symbol_rules(ruleset, own_data, source, node)
+    return ruleset
+
+
+def _check_symbol_rules(ruleset: BaseModel, data: dict[str, Any], source: str, node) -> None:
+    """A symbol rule needs ``added`` (the regex whose group is the new name); without it the
+    rule could never find a name, so it is refused here rather than failing at run time."""
+    for index, rule in enumerate(ruleset.checks.integration.rules):
+        if rule.kind == "symbol" and not rule.added:
+            loc = ("checks", "integration", "rules", index)
+            raise RulesError(
+                source,
+                _line_of(node, _own_index(data, loc, rule.name)),
+                ".".join(str(part) for part in (*_own_index(data, loc, rule.name), "added")),
+                f"symbol rule {rule.name!r} needs `added` (a regex whose first group is the "
+                "new name)",
+            )
+
+
+def _own_index(data: dict[str, Any], loc: tuple[Any, ...], name: str) -> tuple[Any, ...]:
+    """Where a merged rule sits in the file's own text (merging may have moved it)."""
+    own = ((data.get("checks") or {}).get("integration") or {}).get("rules")
+    operation = _list_operation(own)
+    items = operation[1] if operation else own
+    if isinstance(items, list):
+        for position, item in enumerate(items):
+            if isinstance(item, dict) and item.get("name") == name:
+                return (*loc[:-1], position)
+    return loc[:-1]
 
 
 def load_builtin(name: str = "default") -> BaseModel:

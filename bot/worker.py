@@ -25,12 +25,13 @@ from typing import Any
 from sqlalchemy import Engine
 
 from bot import rules as rules_module
-from bot.commands import parse_commands
+from bot.commands import parse_commands, reply_text
 from bot.config import Settings
 from bot.duplicates.reconcile import reconcile
 from bot.duplicates.store import needs_reconcile
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import GitError, run_git
+from bot.locks import named_lock
 from bot.metrics import JOB_LATENCY
 from bot.mirror import RepoMirror
 from bot.permissions import command_allowed, effective_level, needs_permission_lookup
@@ -252,39 +253,81 @@ class Worker:
             comment.get("performed_via_github_app") is not None
         ):
             return  # our own comments (and other bots') are never commands
-        commands = [c for c in parse_commands(comment.get("body")) if c.known]
-        if not commands:
-            return
+        if not parse_commands(comment.get("body")):
+            return  # no line that could be a command: no rules read, no call made
         repo = payload["repository"]["full_name"]
         number = issue["number"]
         client = self._client(payload)
         ruleset = self._rules_for_commands(payload)
-        trust_bots = set(ruleset.trust.bots)
-        if commenter in trust_bots:
+        if commenter in set(ruleset.trust.bots):
             return
-        allow = ruleset.commands.recheck.allow
+        spellings = ruleset.commands.spellings()
+        commands = parse_commands(comment.get("body"), spellings)
+        rechecks = [c for c in commands if c.known and c.name == "recheck"]
+        help_wanted = any(c.known and c.name == "help" for c in commands)
+        misses = [c for c in commands if c.needs_reply]
+        if not (rechecks or help_wanted or misses):
+            return  # another bot's command (/assign, /cc): not ours to answer
         pr_author = (issue.get("user") or {}).get("login")
+        policies = {name: getattr(ruleset.commands, name).allow for name in set(spellings.values())}
         level = None
-        if needs_permission_lookup(allow, commenter=commenter, pr_author=pr_author):
-            if client is None:
-                level = "none"
-            else:
-                permission, role = client.permission(repo, commenter)
-                level = effective_level(permission, role)
-        if not command_allowed(allow, commenter=commenter, pr_author=pr_author, level=level):
+        if any(
+            needs_permission_lookup(allow, commenter=commenter, pr_author=pr_author)
+            for allow in policies.values()
+        ):
+            level = "none"
+            if client is not None:
+                level = effective_level(*client.permission(repo, commenter))
+
+        def allowed(name: str) -> bool:
+            return command_allowed(
+                policies[name], commenter=commenter, pr_author=pr_author, level=level
+            )
+
+        if help_wanted or misses:
+            usable = [name for name in ("recheck", "help") if name in policies and allowed(name)]
+            text = reply_text(
+                commenter,
+                usable=usable,
+                spellings=spellings,
+                help_wanted=help_wanted,
+                misses=misses,
+            )
+            self._reply_once(
+                client, f"command_reply:{repo}#{comment.get('id')}", repo, number, text
+            )
+        if not rechecks:
+            return
+        if not allowed("recheck"):
             self._reply_unauthorized(client, payload, repo, number, commenter)
             return
-        # Only /recheck exists today; one run however many times it is typed.
+        # One run however many times it is typed.
         if client is not None and not self.settings.dry_run:
             client.add_reaction(repo, comment["id"], "eyes")
-        reason = next((c.argument for c in commands if c.name == "recheck"), "")
         self.enqueue_pipeline(
             payload,
             None,
             number=number,
             comment_id=comment.get("id"),
-            reason=f"/recheck {reason}".strip(),
+            reason=f"/recheck {rechecks[0].argument}".strip(),
         )
+
+    def _reply_once(
+        self, client: InstallationClient | None, key: str, repo: str, number: int, text: str
+    ) -> None:
+        """Post ``text`` unless this reply was already posted (a redelivered comment). The
+        lock makes check-and-post one step for workers handling two deliveries at once."""
+        if client is None:
+            return
+        if self.settings.dry_run:
+            log.info("dry run: would reply on %s#%s: %s", repo, number, text)
+            return
+        with named_lock(self.engine, key, self.settings.data_dir / "locks"):
+            if state.get_effect(self.engine, key) is not None:
+                return
+            state.begin_effect(self.engine, key)
+            comment_id = client.create_comment(repo, number, text)
+            state.finish_effect(self.engine, key, str(comment_id))
 
     def _reply_unauthorized(
         self,
@@ -295,18 +338,10 @@ class Worker:
         commenter: str,
     ) -> None:
         head = state.current_head(self.engine, repo, number) or "unknown"
-        key = f"unauthorized_reply:{repo}#{number}@{head}"
-        existing = state.get_effect(self.engine, key)
-        if existing is not None or client is None or self.settings.dry_run:
-            return
-        state.begin_effect(self.engine, key, head)
-        comment_id = client.create_comment(
-            repo,
-            number,
-            f"@{commenter} only the PR author and people with write access can run "
-            "`/recheck` here.",
+        text = (
+            f"@{commenter} only the PR author and people with write access can run `/recheck` here."
         )
-        state.finish_effect(self.engine, key, str(comment_id), head)
+        self._reply_once(client, f"unauthorized_reply:{repo}#{number}@{head}", repo, number, text)
 
     def _rules_for_commands(self, payload: dict[str, Any]) -> Any:
         """The repository's rules as of its default branch in the mirror, else the defaults."""

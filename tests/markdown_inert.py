@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from github_render import HtmlShape, render_gfm
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -17,7 +18,6 @@ _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
 _COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 # GitHub links these by itself in plain text: @mentions, bare URLs, www. hosts.
 _MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
-_BARE_URL = re.compile(r"(?i)\b(?:https?://|www\.)")
 
 
 def _tokens(tokens: list[Token]):
@@ -49,6 +49,10 @@ def live_markup(text: str, *, own_links: str) -> list[str]:
         elif token.type == "text":
             if _MENTION.search(token.content):
                 found.append(f"mention in {token.content!r}")
-            if _BARE_URL.search(token.content):
-                found.append(f"bare url in {token.content!r}")
+    # Bare URLs: GitHub's own parser (cmark-gfm's autolink extension) decides what it links.
+    found += [
+        f"link {href}"
+        for href in HtmlShape(render_gfm(text)).hrefs
+        if not href.startswith(own_links) and f"link {href}" not in found
+    ]
     return found

@@ -78,8 +78,12 @@ def test_opened_then_synchronize_edits_one_comment(stack):
     comments = wait_for(lambda: _comment_for_head(stack, number, head), what="first report")
     assert len(comments) == 1
     assert "Changed files" in comments[0]["body"]
-    runs = wait_for(lambda: stack.github.check_runs(REPO, head), what="check run")
-    assert len(runs) == 1 and runs[0]["status"] == "completed"
+    # The run exists from the start (in progress); it completes right after the comment.
+    wait_for(
+        lambda: [r for r in stack.github.check_runs(REPO, head) if r["status"] == "completed"],
+        what="completed check run",
+    )
+    assert len(stack.github.check_runs(REPO, head)) == 1
 
     new_head = stack.github.push(REPO, number, {"widgets/extra.py": "y = 1\n"}, "more")
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
@@ -397,3 +401,72 @@ def test_dry_run_stores_the_report_and_writes_nothing_to_github(tmp_path):
             and c.path != "/graphql"
         ]
         assert writes == []
+
+
+def _replies(stack, number):
+    return [
+        c["body"]
+        for c in stack.github.comments(REPO, number)
+        if c["user"]["type"] == "Bot" and MARKER not in c["body"]
+    ]
+
+
+def test_help_and_near_misses_get_one_reply_per_comment(stack):
+    number, _ = _reported_pr(stack)
+    stack.github.set_permission(REPO, "mallory", "read")
+    comment = stack.github.add_user_comment(REPO, number, "mallory", "/prbot help\n\n/rechek")
+    event = stack.github.issue_comment_event(REPO, number, comment)
+    for guid in ("first", "redelivered"):  # GitHub's redelivery has a new GUID
+        stack.deliver("issue_comment", event, guid=f"help-{guid}")
+        wait_for(stack.idle, what="idle queue")
+    [reply] = _replies(stack, number)
+    assert reply.startswith("@mallory ")
+    assert "`/rechek` is not a command here; did you mean `/recheck`?" in reply
+    # A reader may not re-run the checks, so help lists only what mallory may use.
+    assert "`/prbot help`" in reply and "- `/recheck`" not in reply
+    # Another bot's command is not ours to answer; nothing else was queued.
+    other = stack.github.add_user_comment(REPO, number, "alice", "/assign @alice")
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, other))
+    wait_for(stack.idle, what="idle queue")
+    assert len(_replies(stack, number)) == 1
+
+
+def test_a_repository_keeps_its_own_command_spelling(bare_stack):
+    gh = bare_stack.github
+    policy = "commands:\n  recheck:\n    aliases: [ci run, retest]\n"
+    gh.create_repo(
+        REPO,
+        installation_id=INSTALLATION_ID,
+        files={"a.py": "x = 1\n", ".github/prbot.yml": policy},
+    )
+    number, _ = _reported_pr(bare_stack)
+    comment = gh.add_user_comment(REPO, number, "alice", "/ci run flaky runner")  # the author
+    bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
+    wait_for(lambda: "rocket" in gh.reactions(REPO, comment["id"]), what="the re-run")
+    typo = gh.add_user_comment(REPO, number, "alice", "/prbot frobnicate")
+    bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, typo))
+    wait_for(bare_stack.idle, what="idle queue")
+    [reply] = _replies(bare_stack, number)
+    assert "`/prbot frobnicate` is not a command." in reply
+    assert "- `/recheck`, `/ci run`, `/retest`:" in reply
+
+
+def test_a_pr_that_breaks_the_rule_file_is_told_before_merge(stack):
+    gh = stack.github
+    gh.commit(
+        REPO, "feature", {".github/prbot.yml": "checks:\n  changed_files:\n    areas: 12\n"}, "x"
+    )
+    number = gh.open_pull_request(REPO, head_branch="feature", title="rules", author="alice")[
+        "number"
+    ]
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    body = wait_for(lambda: _bot_comments(stack, number), what="the report")[0]["body"]
+    assert ".github/prbot.yml:3: checks.changed\\_files.areas" in body
+    assert "as changed by this PR is invalid" in body
+    wait_for(stack.idle, what="idle queue")
+    [run] = gh.check_runs(
+        REPO, gh.pull_request_event(REPO, number, "opened")["pull_request"]["head"]["sha"]
+    )
+    assert run["conclusion"] == "failure"
+    [annotation] = gh.check_run_annotations(REPO, run["id"])
+    assert annotation["path"] == ".github/prbot.yml" and annotation["start_line"] == 3

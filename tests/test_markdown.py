@@ -1,4 +1,6 @@
-from bot.markdown import code_block, code_span, escape_text
+from github_render import ZERO_WIDTH, HtmlShape, render_gfm
+
+from bot.markdown import code_block, code_span, escape_text, html_code, html_text
 
 
 def test_html_and_links_are_inert():
@@ -32,10 +34,25 @@ def test_code_block_cannot_be_closed_from_inside():
     assert block.startswith("````diff\n") and block.endswith("\n````")
 
 
-def test_bare_urls_are_not_autolinked():
-    out = str(escape_text("see http://evil.example and www.evil.example"))
-    assert "http://evil" not in out and "www.evil" not in out
-    assert out.replace("\u200d", "") == "see http://evil.example and www.evil.example"
+def test_bare_urls_are_not_autolinked_and_copy_intact():
+    text = "see http://evil.example/a_b?c=1&d=2 and www.evil.example, HTTPS://x.org _www.x.org_"
+    html = render_gfm(str(escape_text(text)))
+    assert "<a " not in html  # GitHub's parser links none of them
+    # What a reader selects and copies is the URL itself: no joiner, no backslash.
+    assert ZERO_WIDTH.search(html) is None
+    assert html == "<p>" + text.replace("&", "&amp;") + "</p>\n"
+
+
+def test_html_text_and_code_escape_html_only():
+    assert str(html_text("x86_64 <b>")) == "x86_64 &lt;b&gt;"
+    assert str(html_code("a<b>`_c")) == "<code>a&lt;b&gt;`_c</code>"
+    shape = HtmlShape(
+        render_gfm(
+            f"<details><summary>{html_code('`cuda`')} {html_text('x_y')}"
+            "</summary>\n\nbody\n</details>\n"
+        )
+    )
+    assert shape.summaries == ["`cuda` x_y"] and shape.opened["code"] == 1
 
 
 def test_truncation_closes_the_fence_and_folds_it_cuts_inside():

@@ -192,7 +192,13 @@ def test_user_text_reaches_the_check_run_and_comment_inert(server, publisher, tm
     assert "gen:" in output["summary"] and "octocat" in output["summary"]
     for field in ("title", "summary", "text"):
         assert live_markup(output[field], own_links=own) == [], field
-    assert output["annotations_count"] == 0
+    # Annotations are plain text on GitHub (no Markdown, HTML or mentions): sent as one
+    # plain line, without the entities and backslashes that would show there literally.
+    annotations = server.check_run_annotations(repo_name, run["id"])
+    assert output["annotations_count"] == len(annotations)
+    for annotation in annotations:
+        for key in ("title", "message"):
+            assert "&lt;" not in annotation[key] and "\n" not in annotation[key], annotation
     [comment] = server.comments(repo_name, number)
     assert live_markup(comment["body"], own_links=own) == []
     assert "duplicates" in summaries and "octocat" in comment["body"]

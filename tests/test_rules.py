@@ -56,3 +56,76 @@ def test_schema_lists_every_check():
     schema = rules.schema_json()
     for name in ("changed_files", "duplicates", "requirements", "generated_docs"):
         assert name in schema
+
+
+MY_RULE = (
+    "      - name: mine\n"
+    "        kind: imports\n"
+    "        paths: [pkg/*.py]\n"
+    "        expect: [{where: the requirements, paths: [requirements.txt]}]\n"
+)
+
+
+def _integration_names(text: str) -> list[str]:
+    return [r.name for r in rules.for_repository(text).checks.integration.rules]
+
+
+def test_extends_adds_named_rules_to_the_built_in_ones():
+    builtin = [r.name for r in rules.load_builtin("vllm").checks.integration.rules]
+    text = "extends: vllm\nchecks:\n  integration:\n    rules:\n" + MY_RULE
+    assert _integration_names(text) == [*builtin, "mine"]
+
+
+def test_a_rule_with_a_built_in_name_replaces_that_one_in_place():
+    builtin = [r.name for r in rules.load_builtin("vllm").checks.integration.rules]
+    text = "extends: vllm\nchecks:\n  integration:\n    rules:\n" + MY_RULE.replace(
+        "name: mine", f"name: {builtin[0]}"
+    )
+    ruleset = rules.for_repository(text)
+    assert [r.name for r in ruleset.checks.integration.rules] == builtin
+    assert ruleset.checks.integration.rules[0].kind == "imports"
+
+
+def test_replace_and_append_are_explicit():
+    indented = "".join("  " + line + "\n" for line in MY_RULE.splitlines())
+    text = "extends: vllm\nchecks:\n  integration:\n    rules:\n      replace:\n" + indented
+    assert _integration_names(text) == ["mine"]
+    # A plain list (a policy) replaces; {append: ...} adds to the built-in one.
+    ruleset = rules.for_repository("commands:\n  recheck:\n    allow: {append: [triage]}\n")
+    assert ruleset.commands.recheck.allow == ["author", "write", "maintain", "admin", "triage"]
+    ruleset = rules.for_repository("commands:\n  recheck:\n    allow: {replace: [admin]}\n")
+    assert ruleset.commands.recheck.allow == ["admin"]
+
+
+def test_a_symbol_rule_without_added_is_refused_with_its_line():
+    text = (
+        "extends: vllm\nchecks:\n  integration:\n    rules:\n"
+        "      - name: no-pattern\n"
+        "        paths: [vllm/registry.py]\n"
+        "        expect: [{where: the docs, paths: [docs/x.md]}]\n"
+    )
+    with pytest.raises(rules.RulesError) as err:
+        rules.for_repository(text)
+    assert str(err.value).startswith(
+        ".github/prbot.yml:5: checks.integration.rules.0.added: symbol rule 'no-pattern' needs"
+    )
+
+
+def test_command_aliases_are_validated():
+    ruleset = rules.for_repository("commands:\n  recheck:\n    aliases: [retest, ci run]\n")
+    assert ruleset.commands.spellings()["ci run"] == "recheck"
+    for bad in ("[help]", "['Ci Run']", "['/retest']"):
+        with pytest.raises(rules.RulesError) as err:
+            rules.for_repository(f"commands:\n  recheck:\n    aliases: {bad}\n")
+        assert str(err.value).startswith(".github/prbot.yml:")
+
+
+def test_hostile_rule_files_are_refused_quickly():
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    with pytest.raises(rules.RulesError, match="YAML aliases"):
+        rules.for_repository(bomb)
+    with pytest.raises(rules.RulesError, match="characters; not read"):
+        rules.for_repository("# x\n" * 100_000)

@@ -95,7 +95,11 @@ def test_slow_github_answer_after_comment_created_is_not_posted_twice(tmp_path):
         gh.inject("POST", r"/repos/acme/widgets/issues/\d+/comments", delay=5, after_effect=True)
         stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
         head = gh.pull_request_event(REPO, number, "opened")["pull_request"]["head"]["sha"]
-        wait_for(lambda: gh.check_runs(REPO, head), timeout=90, what="the check run")
+        wait_for(
+            lambda: [r for r in gh.check_runs(REPO, head) if r["status"] == "completed"],
+            timeout=90,
+            what="the completed check run",
+        )
         reports = [
             c
             for c in gh.comments(REPO, number)

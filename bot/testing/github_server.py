@@ -390,6 +390,16 @@ class FakeGitHub:
             )
             return [self.shapes.comment(repo, c) for c in found]
 
+    def check_run_annotations(self, full_name: str, run_id: int) -> list[dict]:
+        """Every annotation GitHub holds for one check run, in the order they were sent."""
+        with self.lock:
+            return [dict(a) for a in self._repo(full_name).check_runs[run_id].annotations]
+
+    def check_run_history(self, full_name: str, run_id: int) -> list[str]:
+        """The statuses one check run went through, e.g. ['in_progress', 'completed']."""
+        with self.lock:
+            return list(self._repo(full_name).check_runs[run_id].history)
+
     def check_runs(self, full_name: str, head_sha: str | None = None) -> list[dict]:
         with self.lock:
             repo = self._repo(full_name)

@@ -39,6 +39,7 @@ def register_issue_routes(api: RestApi, repo_pattern: str) -> None:
     add("POST", f"{repo_pattern}/check-runs", handlers.create_check_run)
     add("GET", rf"{repo_pattern}/check-runs/(?P<id>\d+)", handlers.get_check_run)
     add("PATCH", rf"{repo_pattern}/check-runs/(?P<id>\d+)", handlers.update_check_run)
+    add("GET", rf"{repo_pattern}/check-runs/(?P<id>\d+)/annotations", handlers.list_annotations)
     add("GET", f"{repo_pattern}/commits/(?P<ref>.+)/check-runs", handlers.list_check_runs)
 
 
@@ -158,6 +159,10 @@ class IssueHandlers:
         _apply_check_run_fields(run, data)
         return self.api.ok(self.gh.shapes.check_run(repo, run))
 
+    def list_annotations(self, req: ApiRequest) -> ApiResponse:
+        repo, run = self._check_run(req)
+        return self.api.page(req, [dict(a) for a in run.annotations])
+
     def list_check_runs(self, req: ApiRequest) -> ApiResponse:
         repo = self.api.repo(req)
         sha = repo.git.resolve(req.params["ref"])
@@ -189,8 +194,36 @@ def _required_text(data: dict[str, Any], key: str, resource: str) -> str:
     return value
 
 
+ANNOTATION_LEVELS = ("notice", "warning", "failure")
+# GitHub takes at most 50 annotations per create or update request.
+MAX_ANNOTATIONS_PER_REQUEST = 50
+
+
+def _valid_annotations(output: dict[str, Any]) -> list[dict[str, Any]]:
+    annotations = output.get("annotations") or []
+    if not isinstance(annotations, list) or len(annotations) > MAX_ANNOTATIONS_PER_REQUEST:
+        raise validation_failed("CheckRun", "annotations", code="invalid")
+    for item in annotations:
+        if not isinstance(item, dict):
+            raise validation_failed("CheckRun", "annotations", code="invalid")
+        for key in ("path", "message"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise validation_failed("CheckRun", f"annotations.{key}")
+        for key in ("start_line", "end_line"):
+            if not isinstance(item.get(key), int) or item[key] < 1:
+                raise validation_failed("CheckRun", f"annotations.{key}")
+        if item["end_line"] < item["start_line"]:
+            raise validation_failed("CheckRun", "annotations.end_line", code="invalid")
+        if item.get("annotation_level") not in ANNOTATION_LEVELS:
+            raise validation_failed("CheckRun", "annotations.annotation_level")
+    return annotations
+
+
 def _apply_check_run_fields(run: CheckRun, data: dict[str, Any]) -> None:
-    """Apply the writable fields of a create/update body, validating them as GitHub does."""
+    """Apply the writable fields of a create/update body, validating them as GitHub does.
+
+    Annotations are appended on every request, as GitHub does; they are never replaced.
+    """
     status = data.get("status")
     conclusion = data.get("conclusion")
     if status is not None and status not in CHECK_STATUSES:
@@ -203,16 +236,37 @@ def _apply_check_run_fields(run: CheckRun, data: dict[str, Any]) -> None:
         output = data["output"]
         if not isinstance(output, dict) or not output.get("title") or not output.get("summary"):
             raise validation_failed("CheckRun", "output")
+        annotations = _valid_annotations(output)
         run.output = {k: output.get(k) for k in ("title", "summary", "text")}
+        run.annotations.extend(
+            {
+                "path": a["path"],
+                "start_line": a["start_line"],
+                "end_line": a["end_line"],
+                "start_column": a.get("start_column"),
+                "end_column": a.get("end_column"),
+                "annotation_level": a["annotation_level"],
+                "title": a.get("title") or "",
+                "message": a["message"],
+                "raw_details": a.get("raw_details") or "",
+                "blob_href": "",
+            }
+            for a in annotations
+        )
     for key in ("details_url", "external_id", "started_at"):
         if key in data:
             setattr(run, key, data[key])
     if status is not None:
         run.status = status
+        if status != "completed" and conclusion is None:
+            run.conclusion = None  # back in progress (a re-run): no verdict yet
+            run.completed_at = None
     if conclusion is not None:
         # Setting a conclusion completes the run, whatever status was sent.
         run.conclusion = conclusion
         run.status = "completed"
+    if not run.history or run.history[-1] != run.status:
+        run.history.append(run.status)
     if run.status == "completed":
         run.completed_at = data.get("completed_at") or run.completed_at or now_iso()
     elif "completed_at" in data:

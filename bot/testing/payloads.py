@@ -242,7 +242,7 @@ class Shapes(AccountShapes):
                 "title": output.get("title"),
                 "summary": output.get("summary"),
                 "text": output.get("text"),
-                "annotations_count": 0,
+                "annotations_count": len(run.annotations),
                 "annotations_url": f"{api}/check-runs/{run.id}/annotations",
             },
             "name": run.name,

@@ -6,6 +6,7 @@ import base64
 import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from bot.testing.bare_repo import BareRepo, DiffEntry
 
@@ -90,6 +91,8 @@ class CheckRun:
     details_url: str | None = None
     external_id: str | None = None
     output: dict[str, str | None] = field(default_factory=dict)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)  # each status it was set to, in order
 
 
 @dataclass

@@ -1,0 +1,134 @@
+"""The comment as GitHub renders it: prbot's Markdown through cmark-gfm (GitHub's parser).
+
+The demo's report (the same repository, PRs and rules as ``prbot demo``) is built in-process
+and rendered; the assertions are on the HTML a reader's browser gets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from github_render import ZERO_WIDTH, HtmlShape, render_gfm
+
+from bot import rules
+from bot.checks import CheckContext, Section, Status
+from bot.cli.demo import BASE_FILES, PULLS
+from bot.duplicates.export import load_index_from_export
+from bot.report import MAX_COMMENT_CHARS, Report, build_report, render_markdown
+from bot.snapshot import snapshot_from_checkout
+
+HTML_BASE = "https://github.com"
+
+
+def _demo_report(make_repo, tmp_path) -> Report:
+    """The second demo PR's report: duplicates (against the first), requirements, integration."""
+    repo = make_repo("vllm-lite")
+    base = repo.commit(BASE_FILES, "base")
+    first, second = PULLS
+    repo.branch("first", base)
+    repo.commit(first["files"], first["title"])
+    first_files = [
+        {"path": path, "patch": repo.git("diff", base, "first", "--", path)}
+        for path in first["files"]
+    ]
+    export = tmp_path / "open-prs.jsonl"
+    record = {"number": 1, "title": first["title"], "body": first["body"]}
+    export.write_text(json.dumps({**record, "author": first["author"], "files": first_files}))
+    repo.branch("second", base)
+    head = repo.commit(second["files"], second["title"])
+    snapshot = snapshot_from_checkout(repo.path, base, head, repo_name="acme/vllm-lite")
+    snapshot.number, snapshot.title, snapshot.body = 2, second["title"], second["body"]
+    ruleset = rules.for_repository(BASE_FILES[rules.REPO_RULES_PATH])
+    work = tmp_path / "work"
+    work.mkdir()
+    context = CheckContext(work_dir=work, open_prs=load_index_from_export(str(export)))
+    return build_report(snapshot, ruleset, context)
+
+
+@pytest.fixture
+def demo_comment(make_repo, tmp_path) -> str:
+    return render_markdown(_demo_report(make_repo, tmp_path), html_base=HTML_BASE)
+
+
+def _assert_renders_cleanly(markdown: str) -> HtmlShape:
+    html = render_gfm(markdown)
+    shape = HtmlShape(html)
+    assert shape.opened.get("details") == shape.closed.get("details")
+    assert shape.opened.get("summary") == shape.closed.get("summary")
+    # Markdown is not parsed in a one-line <summary>: no backtick or backslash may reach it.
+    for text in shape.summaries:
+        assert "`" not in text and "\\" not in text, text
+    # A fold cut open, or a fence left open, would show prbot's own tags as text.
+    assert "&lt;/details&gt;" not in html and "&lt;details&gt;" not in html
+    return shape
+
+
+def test_the_demo_comment_renders_cleanly(demo_comment):
+    assert "TOKENSPEED_MLA" in demo_comment  # the report really is the demo's
+    shape = _assert_renders_cleanly(demo_comment)
+    html = render_gfm(demo_comment)
+    assert ZERO_WIDTH.search(html) is None
+    assert shape.opened["details"] >= 4
+    # Machine text in a summary is <code>, not Markdown backticks.
+    assert any("<code>cuda</code>" in raw for raw in shape.summary_raw)
+    # Only links prbot made: into the repository, and to the PR it names.
+    assert shape.hrefs and all(h.startswith(f"{HTML_BASE}/acme/vllm-lite/") for h in shape.hrefs)
+
+
+def test_each_summary_line_is_said_once(demo_comment):
+    report_lines = [
+        line for line in demo_comment.splitlines() if "**Integration checklist**" in line
+    ]
+    assert len(report_lines) == 1
+    summary = report_lines[0].split("**: ", 1)[1].strip()
+    assert demo_comment.count(summary) == 1
+    # The fold is titled by what it holds, not by the summary again.
+    assert "<summary>Details: Integration checklist</summary>" in demo_comment
+
+
+HOSTILE = (
+    "<img src=x onerror=alert(1)> <script>x</script> [click](http://evil.example) "
+    "see https://github.com/acme/vllm-lite/pull/1 and www.evil.example @octocat"
+)
+
+
+def test_user_text_stays_text_and_urls_copy_intact():
+    report = Report("acme/vllm-lite", 3, "a" * 40, "b" * 40)
+    report.sections.append(Section("changed_files", Status.WARN, HOSTILE))
+    markdown = render_markdown(report, html_base=HTML_BASE)
+    html = render_gfm(markdown)
+    shape = _assert_renders_cleanly(markdown)
+    assert "img" not in shape.opened and "script" not in shape.opened
+    assert shape.hrefs == []  # no link from user text, not even the bare URLs
+    # The URL reads (and copies) as it was written: no joiner or backslash inside it.
+    assert "https://github.com/acme/vllm-lite/pull/1" in html
+    assert "www.evil.example" in html
+    for url in re.findall(r"(?:https?://|www\.)\S+", html):
+        assert ZERO_WIDTH.search(url) is None, url
+
+
+def test_a_cut_report_keeps_every_fold_and_fence_closed(make_repo, tmp_path):
+    """Patches far over GitHub's limit: the cut lands between blocks, and both folds close."""
+    report = _demo_report(make_repo, tmp_path)
+    patch = "".join(f"+| row {i} | `{i}` | <b>{i}</b> |\n" for i in range(800))
+    findings = [
+        {"path": f"docs/huge{n}.md", "in_sync": False, "cells": [], "patch": patch}
+        | {
+            "manual_edits": [],
+            "problems": [],
+            "notes": [],
+            "kind": "builtin",
+            "preview": [],
+            "fix_command": "prbot docs --write",
+        }
+        for n in range(5)
+    ]
+    report.sections.append(
+        Section("generated_docs", Status.FAIL, "5 docs out of date", findings=findings)
+    )
+    markdown = render_markdown(report, html_base=HTML_BASE)
+    assert len(markdown) <= MAX_COMMENT_CHARS
+    _assert_renders_cleanly(markdown)
+    assert "prbot check --format json" in markdown  # the reader is told where the rest is
