@@ -111,9 +111,6 @@ class Pipeline:
             log.info("%s#%s: %s superseded by %s", repo, number, pull["head_sha"][:12], current)
             return
         publisher = self._publisher(client)
-        if publisher is not None:
-            # The check run shows "in progress" on the PR while the checks run.
-            publisher.start(repo, number, pull["head_sha"])
         mirror = RepoMirror(self.settings.data_dir, repo, job["clone_url"])
         token = client.token() if client is not None else None
         try:
@@ -121,6 +118,10 @@ class Pipeline:
         except StaleHead as exc:
             log.info("skipping: %s", exc)
             return
+        if publisher is not None:
+            # The check run shows "in progress" on the PR while the checks run; only once the
+            # head is fetched, since a head force-pushed away has no commit to attach it to.
+            publisher.start(repo, number, pull["head_sha"])
         snapshot = self.build_snapshot(mirror, repo, pull)
         try:
             if job.get("raw_pull_event"):

@@ -110,10 +110,28 @@ class Publisher:
         with named_lock(self.engine, f"publish:{repo}#{number}", self.lock_dir):
             current = state.current_head(self.engine, repo, number)
             if current is not None and current != report.head_sha:
+                self._cancel_started_run(repo, report.head_sha, current)
                 return PublishResult(False, reason=f"superseded by {current[:12]}")
             comment_id = self._sticky_comment(repo, number, report.head_sha, markdown)
             check_run_id = self._check_run(repo, report, markdown)
         return PublishResult(True, comment_id, check_run_id)
+
+    def _cancel_started_run(self, repo: str, head_sha: str, newer: str) -> None:
+        """A run ``start`` put in progress for a head a newer one overtook: complete it as
+        cancelled, so the older commit does not show a check running for ever."""
+        effect = state.get_effect(self.engine, f"check_run:{repo}@{head_sha}")
+        if effect is None or not effect.external_id:
+            return
+        self.client.update_check_run(
+            repo,
+            int(effect.external_id),
+            status="completed",
+            conclusion="cancelled",
+            output={
+                "title": "prbot: superseded",
+                "summary": f"A newer head (`{newer[:12]}`) has the report.",
+            },
+        )
 
     def _sticky_comment(self, repo: str, number: int, head_sha: str, markdown: str) -> int:
         key = f"comment:{repo}#{number}"

@@ -157,6 +157,20 @@ def test_a_superseded_head_gets_no_check_run(github, repo_and_publisher):
     assert github.check_runs(repo, head) == []
 
 
+def test_a_run_started_for_a_head_overtaken_while_it_ran_is_cancelled(github, repo_and_publisher):
+    repo, number, head, publisher = repo_and_publisher
+    publisher.start(repo, number, head)
+    newer = "c" * 40
+    state.observe_head(publisher.engine, repo, number, newer, datetime.now(UTC))
+    report = _report(head, 1)
+    result = publisher.publish(repo, number, report, render_markdown(report))
+    assert not result.published
+    # The older commit does not show a check running for ever, nor the older report.
+    [run] = github.check_runs(repo, head)
+    assert (run["status"], run["conclusion"]) == ("completed", "cancelled")
+    assert run["output"]["title"] == "prbot: superseded"
+
+
 def test_a_refused_annotation_batch_still_completes_the_run(github, repo_and_publisher):
     repo, number, head, publisher = repo_and_publisher
     report = _report(head, 60)
