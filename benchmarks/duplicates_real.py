@@ -1,13 +1,13 @@
 """The duplicate audit on real duplicate PRs (DupPR, Yu et al., MSR 2018), beside TF-IDF.
 
     # once: the corpus as hydrated with titles and bodies, from two public repositories
-    git clone --bare https://github.com/lizzy-0323/Dup-Hunter /work/cache/dups/Dup-Hunter.git
-    git clone --bare https://github.com/luyaor/INTRUDE /work/cache/dups/INTRUDE.git
+    git clone --bare https://github.com/lizzy-0323/Dup-Hunter ~/dups/Dup-Hunter.git
+    git clone --bare https://github.com/luyaor/INTRUDE ~/dups/INTRUDE.git
     uv run python benchmarks/duplicates_real.py extract \
-        --dup-hunter /work/cache/dups/Dup-Hunter.git --intrude /work/cache/dups/INTRUDE.git \
-        --out /work/cache/dups/duppr
+        --dup-hunter ~/dups/Dup-Hunter.git --intrude ~/dups/INTRUDE.git \
+        --out ~/dups/duppr
     # then
-    uv run python benchmarks/duplicates_real.py run /work/cache/dups/duppr [--write]
+    uv run python benchmarks/duplicates_real.py run ~/dups/duppr [--write]
 
 Nothing of the corpus is committed. ``extract`` reads the pairs (``owner/repo later earlier``:
 INTRUDE's ``data/clf/first_msr_pairs.txt``, aligned line by line with Dup-Hunter's

@@ -1,6 +1,6 @@
 """Peak memory of ``prbot check`` when a PR makes one file huge (run by hand, never in CI).
 
-    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/file_bounds_bench.py \
+    PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/file_bounds_bench.py \
         [--pair 0.20.2 0.21.0] [--megabytes 75] [--before REV] [--write]
 
 A real vLLM release pair (``benchmarks/vllm_releases.py``) is cloned into a temp dir. The
@@ -163,7 +163,7 @@ def render(result: dict) -> str:
         "# File bounds: one huge file in a PR",
         "",
         "```sh",
-        "PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/file_bounds_bench.py "
+        "PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/file_bounds_bench.py "
         f"--pair {result['pair'].replace('..', ' ')} --megabytes {result['megabytes']}"
         f"{before} --write",
         "```",

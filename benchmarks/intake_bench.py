@@ -402,7 +402,7 @@ def main() -> None:
     lines = [
         "# Intake benchmark",
         "",
-        f"`PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/intake_bench.py --rate "
+        f"`PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/intake_bench.py --rate "
         f"{args.rate:g} --seconds {args.seconds:g} --repeat {args.repeat}`",
         "",
         f"{os.cpu_count()} cores shared with seven other engineers' work (1-minute load "

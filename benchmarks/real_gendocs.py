@@ -1,6 +1,6 @@
 """Generated docs on real vLLM releases: prbot's verdict beside vLLM's own generator's.
 
-    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_gendocs.py \\
+    PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_gendocs.py \\
         [VERSIONS ...] [--no-pairs] [--out docs/benchmarks/real_gendocs.md]
 
 Per release (an unpacked PyPI sdist, see ``vllm_releases.py``):
@@ -204,7 +204,7 @@ def render(result: dict[str, Any]) -> str:
         "# Generated docs on real vLLM releases",
         "",
         "```sh",
-        "PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_gendocs.py "
+        "PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_gendocs.py "
         + " ".join(r["version"] for r in releases),
         "```",
         "",

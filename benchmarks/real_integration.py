@@ -1,6 +1,6 @@
 """The integration checklist on consecutive real vLLM releases, judged by later releases.
 
-    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_integration.py \\
+    PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_integration.py \\
         [VERSION ...] [--out docs/benchmarks/real_integration.md]
 
 Each consecutive pair of releases (``vllm_releases.pair``: a git repository whose ``base``
@@ -286,7 +286,7 @@ def render(result: dict[str, Any]) -> str:
         "# Integration checklist on real vLLM releases",
         "",
         "```sh",
-        "PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_integration.py "
+        "PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_integration.py "
         + " ".join(result["versions"])
         + " --out docs/benchmarks/real_integration.md",
         "```",

@@ -2,7 +2,7 @@
 
 Run by hand (never in CI), with the trees from ``benchmarks/vllm_releases.py``:
 
-    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_requirements.py \
+    PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_requirements.py \
         [VERSION ...] [--no-resolve] [--out docs/benchmarks/real_requirements.md]
 
 Per pair it counts the section's findings by kind (cells affected and with package
@@ -176,7 +176,7 @@ def render(result: dict) -> str:
         "# Requirements check on real vLLM releases",
         "",
         "```",
-        "PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_requirements.py "
+        "PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_requirements.py "
         f"{versions}{flag}",
         "```",
         "",

@@ -2,7 +2,7 @@
 
 Run by hand (never in CI):
 
-    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_review.py \
+    PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_review.py \
         [VERSION ...] [--write]
 
 Every consecutive pair of the given releases (default: those in ``DEFAULT_VERSIONS``) is
@@ -220,7 +220,7 @@ def render(result: dict) -> str:
         "# Review points on real vLLM release diffs",
         "",
         "```sh",
-        "PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/real_review.py "
+        "PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/real_review.py "
         + " ".join(result["versions"])
         + " --write",
         "```",

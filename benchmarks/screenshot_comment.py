@@ -1,7 +1,7 @@
 """Screenshot prbot's comment as GitHub would show it (run by hand, never in CI).
 
     uv run python benchmarks/screenshot_comment.py [--markdown FILE] [--out PNG] [--open-folds]
-    PRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/screenshot_comment.py \
+    PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/screenshot_comment.py \
         --pair 0.20.2 0.21.0 --baseline main --write-page
 
 ``--pair`` renders a real vLLM release diff instead of the demo; ``--baseline REV`` renders
@@ -218,7 +218,8 @@ def write_page(versions: list[str], baseline: str, ours: dict, theirs: dict) -> 
     rows = "\n".join(f"| {name} | {theirs[name]:,} | {ours[name]:,} |" for name in ours)
     PAGE.write_text(
         "# Comment rendering on a real vLLM diff\n\n"
-        "```sh\nPRBOT_BENCH_CACHE=/work/cache/bench uv run python benchmarks/screenshot_comment.py"
+        "```sh\nPRBOT_BENCH_CACHE=~/.cache/prbot-bench "
+        "uv run python benchmarks/screenshot_comment.py"
         f" \\\n    --pair {versions[0]} {versions[1]} --baseline {baseline} --write-page\n```\n\n"
         f"`prbot check` on vLLM {versions[0]} → {versions[1]} (the release diff, uv resolution"
         " off), rendered with cmark-gfm as GitHub does, by this branch and by prbot at"
