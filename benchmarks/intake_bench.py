@@ -405,7 +405,7 @@ def main() -> None:
         f"`PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/intake_bench.py --rate "
         f"{args.rate:g} --seconds {args.seconds:g} --repeat {args.repeat}`",
         "",
-        f"{os.cpu_count()} cores shared with seven other engineers' work (1-minute load "
+        f"{os.cpu_count()} cores (1-minute load "
         f"average {load:.1f} at the end of the run), {when}. "
         f"Payloads: signed `pull_request.synchronize` deliveries ({size:,} bytes) "
         "rotating over 8 PRs of a local GitHub test server; SQLite store (WAL); "
