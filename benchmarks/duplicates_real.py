@@ -39,13 +39,14 @@ import statistics
 import subprocess
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bot.duplicates.clusters import clusters  # noqa: E402
 from bot.duplicates.features import build_features  # noqa: E402
 from bot.duplicates.index import MemoryIndex  # noqa: E402
 from bot.duplicates.scoring import LIKELY_DUPLICATE, ScoringConfig  # noqa: E402
@@ -168,22 +169,9 @@ class Repo:
 
     def earlier_duplicates(self) -> dict[int, set[int]]:
         """Every PR -> the lower-numbered PRs of its duplicate group."""
-        parent: dict[int, int] = {}
-
-        def find(n: int) -> int:
-            parent.setdefault(n, n)
-            while parent[n] != n:
-                parent[n] = parent[parent[n]]
-                n = parent[n]
-            return n
-
-        for a, b in self.pairs:
-            if a in self.prs and b in self.prs:
-                parent[find(a)] = find(b)
-        groups: defaultdict[int, set[int]] = defaultdict(set)
-        for n in self.prs:
-            groups[find(n)].add(n)
-        return {n: {m for m in groups[find(n)] if m < n} for n in self.prs}
+        known = [(a, b) for a, b in self.pairs if a in self.prs and b in self.prs]
+        group_of = {n: group for group in clusters(known) for n in group}
+        return {n: {m for m in group_of.get(n, ()) if m < n} for n in self.prs}
 
 
 def load(data: Path, selected: frozenset[str]) -> dict[str, Repo]:

@@ -43,23 +43,9 @@ checks:
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="bench",
-        GIT_AUTHOR_EMAIL="bench@example.invalid",
-        GIT_COMMITTER_NAME="bench",
-        GIT_COMMITTER_EMAIL="bench@example.invalid",
-    )
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
 def inflate(repo: Path, megabytes: int) -> None:
     """Commit ``attack`` on top of ``head``: the registry grown to ``megabytes`` MB."""
-    _git(repo, "checkout", "-q", "-B", "attack", "head")
+    vllm_releases._git(repo, "checkout", "-q", "-B", "attack", "head")
     target = repo / REGISTRY
     original = target.read_text()
     line = '    PADDING_{0:08d} = "vllm.v1.attention.backends.padding.Padding{0:08d}Backend"\n'
@@ -72,7 +58,7 @@ def inflate(repo: Path, megabytes: int) -> None:
             out.write(chunk)
             written += len(chunk)
             index += 10_000
-    _git(repo, "commit", "-q", "-am", f"grow {REGISTRY} to {megabytes} MB")
+    vllm_releases._git(repo, "commit", "-q", "-am", f"grow {REGISTRY} to {megabytes} MB")
 
 
 def _limit_address_space() -> None:
@@ -131,8 +117,8 @@ def run(base: str, head: str, megabytes: int, before: str | None = None) -> dict
     with tempfile.TemporaryDirectory(prefix="prbot-bounds-") as tmp:
         repo = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "-q", "--no-checkout", str(source), str(repo)], check=True)
-        _git(repo, "checkout", "-q", "-B", "head", "origin/head")
-        _git(repo, "branch", "-f", "base", "origin/base")
+        vllm_releases._git(repo, "checkout", "-q", "-B", "head", "origin/head")
+        vllm_releases._git(repo, "branch", "-f", "base", "origin/base")
         inflate(repo, megabytes)
         rules = Path(tmp) / "rules.yml"
         rules.write_text(RULES)
@@ -141,12 +127,12 @@ def run(base: str, head: str, megabytes: int, before: str | None = None) -> dict
             # The same attack against prbot's code at an older commit, from a temp worktree
             # (the child imports `bot` from its working directory first).
             old = Path(tmp) / "before"
-            _git(ROOT, "worktree", "add", "-q", "--detach", str(old), before)
+            vllm_releases._git(ROOT, "worktree", "add", "-q", "--detach", str(old), before)
             try:
                 label = f"attack, prbot at {before} (before the bounds)"
                 rows.append((label, check_run(repo, "attack", rules, code=old)))
             finally:
-                _git(ROOT, "worktree", "remove", "--force", str(old))
+                vllm_releases._git(ROOT, "worktree", "remove", "--force", str(old))
         rows.append((f"attack: {megabytes} MB registry.py", check_run(repo, "attack", rules)))
     return {"pair": f"{base}..{head}", "megabytes": megabytes, "before": before, "rows": rows}
 
