@@ -79,6 +79,9 @@ class RuleJobRules(_Strict):
     skip_if_only_changed: list[str] = Field(default_factory=list)
     config: str | None = None
     per_backend: bool = False
+    # The pipeline step that runs it (a benchmark step reads PRBOT_BENCHMARK_* from its env
+    # and uploads one results JSON per run); without one the job is shown, never dispatched.
+    step_key: str | None = None
 
 
 class BenchmarkRules(_Strict):
@@ -229,6 +232,7 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
             tuple(job.skip_if_only_changed),
             job.config,
             job.per_backend,
+            job.step_key,
         )
         selected += select_rule_jobs(paths, [rule_job], touched_backends=runnable)
     if not selected:

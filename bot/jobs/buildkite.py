@@ -12,7 +12,15 @@ import json
 
 import httpx
 
-from bot.jobs.engines import Artifact, BuildRef, BuildRequest, EngineError, JobState, register
+from bot.jobs.engines import (
+    DISPATCH_META,
+    Artifact,
+    BuildRef,
+    BuildRequest,
+    EngineError,
+    JobState,
+    register,
+)
 
 DEFAULT_API_URL = "https://api.buildkite.com"
 
@@ -39,16 +47,25 @@ class BuildkiteEngine:
         try:
             response = self._client.request(method, url, headers=self._headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise EngineError(f"Buildkite could not be reached: {exc.__class__.__name__}") from None
+            raise EngineError(
+                f"Buildkite could not be reached: {exc.__class__.__name__}", transient=True
+            ) from None
         if response.status_code >= 400:
             try:
                 message = response.json().get("message")
             except ValueError:
                 message = None
             raise EngineError(
-                f"Buildkite answered {response.status_code}: {message or 'no message'}"
+                f"Buildkite answered {response.status_code}: {str(message or 'no message')[:200]}",
+                transient=response.status_code >= 500 or response.status_code == 429,
             )
         return response
+
+    @staticmethod
+    def _ref(data: dict) -> BuildRef:
+        return BuildRef(
+            "buildkite", str(data["id"]), data.get("number"), str(data.get("web_url", ""))
+        )
 
     def create_build(self, request: BuildRequest) -> BuildRef:
         env = dict(request.env)
@@ -65,10 +82,18 @@ class BuildkiteEngine:
             "pull_request_labels": list(request.labels),
             "ignore_pipeline_branch_filters": True,
         }
-        data = self._call("POST", f"{self.base}/builds", json=body).json()
-        return BuildRef(
-            "buildkite", str(data["id"]), data.get("number"), str(data.get("web_url", ""))
-        )
+        return self._ref(self._call("POST", f"{self.base}/builds", json=body).json())
+
+    def find_build(self, dispatch_key: str, commit: str) -> BuildRef | None:
+        params = {f"meta_data[{DISPATCH_META}]": dispatch_key, "commit": commit}
+        found = self._call("GET", f"{self.base}/builds", params=params).json()
+        matching = [
+            build
+            for build in (found if isinstance(found, list) else [])
+            if isinstance(build, dict)
+            and (build.get("meta_data") or {}).get(DISPATCH_META) == dispatch_key
+        ]
+        return self._ref(matching[0]) if matching else None
 
     def jobs(self, build: BuildRef) -> list[JobState]:
         data = self._call("GET", f"{self.base}/builds/{build.number}").json()

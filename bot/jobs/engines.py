@@ -14,12 +14,30 @@ from typing import Any, Protocol
 # The environment a build may receive. Anything else (a token, a key path, prbot's own
 # settings) never leaves prbot: the engine's builds run PR code.
 ALLOWED_BUILD_ENV = frozenset(
-    {"VLLM_CI_ONLY_STEP_KEYS", "PRBOT_JOB_ID", "PRBOT_BENCHMARK_BACKENDS"}
+    {
+        "VLLM_CI_ONLY_STEP_KEYS",
+        "PRBOT_JOB_ID",
+        "PRBOT_BENCHMARK_BACKENDS",
+        "PRBOT_BENCHMARK_CONFIG",
+        "PRBOT_BENCHMARK_RUNS",
+    }
 )
 
 
+# The meta-data field every build carries: the dispatch key of the records it runs.
+DISPATCH_META = "prbot_dispatch"
+
+
 class EngineError(RuntimeError):
-    """The engine refused or could not be reached; ``str()`` is one line for the report."""
+    """The engine refused or could not be reached; ``str()`` is one line for the report.
+
+    ``transient``: worth retrying (unreachable, a 5xx, rate limited), as opposed to a refusal
+    that will not change (a 4xx about the request).
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 @dataclass(frozen=True)
@@ -31,7 +49,7 @@ class BuildRequest:
     base_branch: str
     message: str
     step_keys: tuple[str, ...]
-    meta_data: Mapping[str, str] = field(default_factory=dict)
+    meta_data: Mapping[str, str] = field(default_factory=dict)  # DISPATCH_META: the key
     env: Mapping[str, str] = field(default_factory=dict)
     labels: tuple[str, ...] = ()
 
@@ -70,6 +88,10 @@ class Engine(Protocol):
     name: str
 
     def create_build(self, request: BuildRequest) -> BuildRef: ...
+
+    def find_build(self, dispatch_key: str, commit: str) -> BuildRef | None:
+        """The build an earlier attempt created with this key in its meta-data, if any."""
+        ...
 
     def jobs(self, build: BuildRef) -> list[JobState]: ...
 

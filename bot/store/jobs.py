@@ -238,13 +238,16 @@ def record_build(
         ).rowcount
 
 
-def fail_dispatch(engine: sa.Engine, dispatch_key: str, error: str) -> int:
-    """The engine refused the build: the claimed records fail with its one-line reason."""
+def fail_dispatch(
+    engine: sa.Engine, dispatch_key: str, error: str, *, state: str = "failed"
+) -> int:
+    """The engine refused the build (or it was never started): the claimed records end in
+    ``state`` with the one-line reason."""
     with engine.begin() as connection:
         return connection.execute(
             sa.update(ci_jobs)
             .where(ci_jobs.c.dispatch_key == dispatch_key, ci_jobs.c.build_id.is_(None))
-            .values(state="failed", error=error[:500], updated_at=utcnow())
+            .values(state=state, error=error[:500], updated_at=utcnow())
         ).rowcount
 
 

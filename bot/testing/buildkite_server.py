@@ -141,6 +141,26 @@ class FakeBuildkite:
                 self.builds[number] = build
                 return JSONResponse(build.to_json(self.url + base, web), status_code=201)
 
+        @app.get(f"{base}/builds")
+        def list_builds(request: Request) -> Response:
+            # Buildkite's filters: meta_data[name]=value and commit=sha, newest first.
+            wanted = {
+                key[len("meta_data[") : -1]: value
+                for key, value in request.query_params.items()
+                if key.startswith("meta_data[") and key.endswith("]")
+            }
+            commit = request.query_params.get("commit")
+            with self.lock:
+                found = [
+                    build.to_json(self.url + base, web)
+                    for build in reversed(self.builds.values())
+                    if (commit is None or build.body.get("commit") == commit)
+                    and all(
+                        (build.body.get("meta_data") or {}).get(k) == v for k, v in wanted.items()
+                    )
+                ]
+            return JSONResponse(found)
+
         @app.get(f"{base}/builds/{{number}}")
         def get_build(number: int) -> Response:
             with self.lock:
