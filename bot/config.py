@@ -32,6 +32,33 @@ def _positive(name: str, default: float) -> float:
 
 
 @dataclass(frozen=True)
+class CiSettings:
+    """The CI engines prbot dispatches GPU jobs to (README "GPU jobs"); empty: none."""
+
+    buildkite_organization: str | None = None
+    buildkite_pipeline: str | None = None
+    buildkite_token: str | None = field(default=None, repr=False)
+    buildkite_api_url: str = "https://api.buildkite.com"
+    # Tokens proving Buildkite's webhooks (X-Buildkite-Token or X-Buildkite-Signature).
+    buildkite_webhook_tokens: tuple[str, ...] = field(default=(), repr=False)
+    buildkite_webhook_max_age: float = 300.0
+
+    @classmethod
+    def from_env(cls) -> CiSettings:
+        hooks = os.environ.get("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "")
+        return cls(
+            buildkite_organization=os.environ.get("PRBOT_BUILDKITE_ORGANIZATION") or None,
+            buildkite_pipeline=os.environ.get("PRBOT_BUILDKITE_PIPELINE") or None,
+            buildkite_token=os.environ.get("PRBOT_BUILDKITE_TOKEN") or None,
+            buildkite_api_url=os.environ.get(
+                "PRBOT_BUILDKITE_API_URL", "https://api.buildkite.com"
+            ).rstrip("/"),
+            buildkite_webhook_tokens=tuple(t.strip() for t in hooks.split(",") if t.strip()),
+            buildkite_webhook_max_age=_positive("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", 300.0),
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     webhook_secrets: tuple[str, ...] = ()
     app_id: str | None = None
@@ -64,6 +91,7 @@ class Settings:
     worker_processes: int = 1
     # Address-space limit of each worker process (RLIMIT_AS), MiB; 0 for none.
     worker_memory_mb: int = 4096
+    ci: CiSettings = field(default_factory=CiSettings)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -94,6 +122,7 @@ class Settings:
             "max_inflight_bytes": int(_positive("PRBOT_INTAKE_MAX_INFLIGHT_MB", 100) * 1024**2),
             "worker_processes": int(_positive("PRBOT_WORKER_PROCESSES", 1)),
             "worker_memory_mb": int(_float("PRBOT_WORKER_MEMORY_MB", 4096)),
+            "ci": CiSettings.from_env(),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

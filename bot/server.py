@@ -33,6 +33,7 @@ from bot.intake_body import (
     read_signed_body,
 )
 from bot.intake_writer import DeliveryWriter
+from bot.jobs.buildkite_intake import receive as receive_buildkite
 from bot.metrics import REGISTRY, QueueDepthCollector, count_delivery, exposition
 from bot.store import db
 from bot.store.queue import Queue
@@ -226,6 +227,11 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             )
         extra = {"message": stored.message} if stored.message else {}
         return _answer(stored.status, event, stored.outcome, verified=True, **extra)
+
+    @app.post("/webhooks/buildkite")
+    async def buildkite_webhook(request: Request) -> Response:
+        # Results of the GPU jobs prbot dispatched (bot/jobs/buildkite_intake.py).
+        return await receive_buildkite(request, settings.ci, engine)
 
     @app.get("/healthz")
     async def healthz() -> PlainTextResponse:
