@@ -1,0 +1,273 @@
+"""The jobs handlers' steps over real adapters: keep the report, dispatch a head, take in a
+build's news, re-render and republish. Each takes its services explicitly, so the handlers
+stay one call each and tests drive the same code with the local GitHub and Buildkite.
+
+1. ``keep_report`` (after the pipeline made a head's report): the whole report and where to
+   publish it are stored, so later news re-renders it without running the checks.
+2. ``dispatch_head`` (a ``jobs_dispatch`` queue job: after the report, an approval, a
+   /recheck): trust, approvals and records -> plan -> execute -> republish.
+3. ``take_build_news`` (a Buildkite delivery): the build's records refreshed from the
+   engine's API, then each head they belong to republished.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from bot.config import Settings
+from bot.github_app import InstallationClient
+from bot.jobs.dispatch import Outcome, PullContext, execute
+from bot.jobs.engines import Engine, EngineError, make_engine
+from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
+from bot.jobs.results import refresh_build
+from bot.jobs.selection import BENCHMARK
+from bot.jobs.stored_report import (
+    jobs_section,
+    report_from_json,
+    report_to_json,
+    with_job_progress,
+)
+from bot.permissions import effective_level
+from bot.publish import Publisher, check_run_fields
+from bot.report import Report, render_markdown
+from bot.store import jobs as store
+from bot.store import state
+
+log = logging.getLogger(__name__)
+
+TRUSTED_LEVELS = ("write", "maintain", "admin")
+DISPATCH_JOB = "jobs_dispatch"
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the steps reach out through: the database, settings, GitHub, the engines."""
+
+    db: sa.Engine
+    settings: Settings
+    client: InstallationClient | None
+    bot_login: str | None
+    engines: Callable[[str], Engine]
+
+    @property
+    def lock_dir(self) -> Path:
+        return self.settings.data_dir / "locks"
+
+    @property
+    def may_write(self) -> bool:
+        return self.client is not None and not self.settings.dry_run
+
+
+def engines_from_settings(settings: Settings) -> Callable[[str], Engine]:
+    """A factory for the configured engines (one instance each); EngineError for the rest."""
+    made: dict[str, Engine] = {}
+
+    def get(name: str) -> Engine:
+        if name not in made:
+            ci = settings.ci
+            if name == "buildkite":
+                configured = ci.buildkite_organization and ci.buildkite_pipeline
+                if not (configured and ci.buildkite_token):
+                    raise EngineError("Buildkite is not configured (PRBOT_BUILDKITE_*)")
+                made[name] = make_engine(
+                    "buildkite",
+                    organization=ci.buildkite_organization,
+                    pipeline=ci.buildkite_pipeline,
+                    token=ci.buildkite_token,
+                    api_url=ci.buildkite_api_url,
+                )
+            else:
+                made[name] = make_engine(name)
+        return made[name]
+
+    return get
+
+
+def keep_report(db: sa.Engine, report: Report, context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Store the head's whole report; the ``jobs_dispatch`` payload when it selected jobs."""
+    if report.pr is None:
+        return None
+    store.save_full_report(
+        db, report.repo, report.pr, report.head_sha, report_to_json(report), dict(context)
+    )
+    section = jobs_section(report)
+    if section is None or not section.findings:
+        return None
+    return {"repo": report.repo, "number": report.pr, "head_sha": report.head_sha, "mode": "event"}
+
+
+def _trusted(services: Services, repo: str, context: Mapping[str, Any]) -> bool:
+    if context.get("trusted"):
+        return True
+    author = context.get("author")
+    if not author or services.client is None:
+        return False
+    # Write access makes an author trusted even when the association does not say so.
+    return effective_level(*services.client.permission(repo, str(author))) in TRUSTED_LEVELS
+
+
+def _head_now(services: Services, repo: str, number: int) -> Callable[[], str | None]:
+    def current() -> str | None:
+        if services.client is not None:
+            return services.client.get_pull(repo, number).head_sha
+        return state.current_head(services.db, repo, number)
+
+    return current
+
+
+def _reusable_bases(
+    db: sa.Engine, head: Head, wanted: list[WantedJob]
+) -> dict[str, store.JobRecord]:
+    found = {}
+    for job in wanted:
+        if job.kind != BENCHMARK:
+            continue
+        spec = job_spec(job, head, "base")
+        record = store.base_results(db, head.repo, job.name, head.base_sha, spec.spec)
+        if record is not None and record.key.head_sha != head.head_sha:
+            found[job.name] = record
+    return found
+
+
+def dispatch_head(
+    services: Services, repo: str, number: int, head_sha: str, mode: Mode = "event"
+) -> Outcome | None:
+    """Plan and dispatch a head's selected jobs, then republish; None when nothing is kept."""
+    loaded = store.load_full_report(services.db, repo, number, head_sha)
+    if loaded is None:
+        log.info("%s#%s@%s: no report kept, nothing to dispatch", repo, number, head_sha[:12])
+        return None
+    report_json, context = loaded
+    report = report_from_json(report_json)
+    section = jobs_section(report)
+    if section is None or not section.findings:
+        return None
+    wanted = [WantedJob.from_finding(f) for f in section.findings]
+    benchmark = context.get("benchmark") or {}
+    head = Head(
+        repo,
+        number,
+        head_sha,
+        str(context.get("merge_base") or report.base_sha),
+        trusted=_trusted(services, repo, context),
+        approvers=tuple(store.approvers(services.db, repo, number, head_sha)),
+        benchmark_runs=int(benchmark.get("runs", 5)),
+    )
+    records = {
+        (r.key.name, r.key.side): r
+        for r in store.records_for_head(services.db, repo, number, head_sha)
+    }
+    reused = _reusable_bases(services.db, head, wanted)
+    planned = plan(wanted, head, records, mode=mode, reusable_base=frozenset(reused))
+    if services.settings.dry_run:
+        planned.selected.extend(spec for d in planned.dispatches for spec, _ in d.jobs)
+        planned.dispatches.clear()  # dry run: recorded as selected, nothing sent
+    pull = PullContext(
+        str(context.get("branch") or ""),
+        str(context.get("base_branch") or ""),
+        tuple(str(label) for label in context.get("labels") or ()),
+    )
+    outcome = execute(
+        services.db,
+        planned,
+        head,
+        pull,
+        engines=services.engines,
+        current_head=_head_now(services, repo, number),
+        lock_dir=services.lock_dir,
+    )
+    log.info(
+        "%s#%s@%s: %d build(s) created, %d resumed, %d refused",
+        repo,
+        number,
+        head_sha[:12],
+        outcome.created,
+        outcome.resumed,
+        len(outcome.refused),
+    )
+    republish(services, repo, number, head_sha)
+    return outcome
+
+
+def take_build_news(
+    services: Services, engine_name: str, build_id: str, dispatch_key: str | None, finished: bool
+) -> int:
+    """Refresh a build's records from the engine, republish their heads; records changed."""
+    records = store.records_for_build(services.db, engine_name, build_id)
+    if not records and dispatch_key:
+        records = store.records_for_dispatch(services.db, dispatch_key)
+    if not records:
+        return 0  # not a build prbot made (or one from before a database reset)
+    refreshed = refresh_build(
+        services.db, services.engines(engine_name), records, build_finished=finished
+    )
+    if refreshed.changed:
+        for key in {(r.key.repo, r.key.number, r.key.head_sha) for r in records}:
+            republish(services, *key)
+    return refreshed.changed
+
+
+class JobsPublisher(Publisher):
+    """The publisher, with the check run kept in progress while GPU jobs are running."""
+
+    def __init__(self, *args: Any, pending: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending = pending
+
+    def _check_run(self, repo: str, report: Report, markdown: str) -> int:
+        if not self.pending:
+            return super()._check_run(repo, report, markdown)
+        fields = check_run_fields(report, markdown)
+        output = {**fields["output"], "title": "prbot: GPU jobs running"}
+        return self._check_run_id(
+            repo, report.head_sha, {"status": "in_progress", "output": output}, update=True
+        )
+
+
+def republish(services: Services, repo: str, number: int, head_sha: str) -> bool:
+    """Re-render the kept report with the records, store it, and publish it when allowed."""
+    loaded = store.load_full_report(services.db, repo, number, head_sha)
+    if loaded is None:
+        return False
+    report_json, context = loaded
+    kept = report_from_json(report_json)
+    section = jobs_section(kept)
+    wanted = [WantedJob.from_finding(f) for f in section.findings] if section else []
+    benchmark = context.get("benchmark") or {}
+    head = Head(
+        repo,
+        number,
+        head_sha,
+        str(context.get("merge_base") or kept.base_sha),
+        trusted=bool(context.get("trusted")),
+        benchmark_runs=int(benchmark.get("runs", 5)),
+    )
+    report = with_job_progress(
+        kept,
+        store.records_for_head(services.db, repo, number, head_sha),
+        reused_base=_reusable_bases(services.db, head, wanted),
+        factor=float(benchmark.get("factor", 0.05)),
+        alpha=float(benchmark.get("alpha", 0.05)),
+    )
+    html_base = str(context.get("html_base") or "https://github.com")
+    markdown = render_markdown(report, html_base=html_base)
+    state.save_report(
+        services.db, repo, number, head_sha, str(report.status), report.to_json(), markdown
+    )
+    if not services.may_write or services.bot_login is None:
+        return False
+    updated = jobs_section(report)
+    publisher = JobsPublisher(
+        services.db,
+        services.client,
+        services.bot_login,
+        services.lock_dir,
+        pending=bool(updated and updated.data.get("pending")),
+    )
+    return publisher.publish(repo, number, report, markdown).published
