@@ -14,14 +14,17 @@ from typing import Any
 import httpx
 
 from bot.cli.replay import send
-from bot.config import Settings
+from bot.config import CiSettings, Settings
 from bot.service import Service, ThreadedServer
 from bot.store.queue import Queue
+from bot.testing.buildkite_server import FakeBuildkite
 from bot.testing.github_server import FakeGitHub
 
 WEBHOOK_SECRET = "demo-webhook-secret"
 INSTALLATION_ID = 1
 ORG = "acme"
+BUILDKITE_API_TOKEN = "demo-buildkite-api-token"
+BUILDKITE_WEBHOOK_TOKEN = "demo-buildkite-webhook-token"
 
 
 class LocalStack:
@@ -37,6 +40,7 @@ class LocalStack:
         with_worker: bool = True,
         database_url: str | None = None,
         github_timeout: float = 30.0,
+        buildkite: bool = False,
     ) -> None:
         self.root = Path(root)
         self.default_rules = default_rules
@@ -49,6 +53,12 @@ class LocalStack:
         self.server: ThreadedServer | None = None
         self.service: Service | None = None
         self.http = httpx.Client(timeout=30)
+        # A local Buildkite for the GPU jobs: prbot dispatches to it, it sends signed webhooks.
+        self.buildkite: FakeBuildkite | None = (
+            FakeBuildkite(token=BUILDKITE_API_TOKEN, webhook_token=BUILDKITE_WEBHOOK_TOKEN)
+            if buildkite
+            else None
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> LocalStack:
@@ -58,6 +68,16 @@ class LocalStack:
         key_path = self.root / "app.pem"
         key_path.write_text(self.github.private_key_pem)
         key_path.chmod(0o600)
+        ci = CiSettings()
+        if self.buildkite is not None:
+            self.buildkite.start()
+            ci = CiSettings(
+                buildkite_organization=self.buildkite.organization,
+                buildkite_pipeline=self.buildkite.pipeline,
+                buildkite_token=BUILDKITE_API_TOKEN,
+                buildkite_api_url=self.buildkite.url,
+                buildkite_webhook_tokens=(BUILDKITE_WEBHOOK_TOKEN,),
+            )
         self.settings = Settings(
             webhook_secrets=(WEBHOOK_SECRET,),
             app_id=str(self.github.app_id),
@@ -72,10 +92,13 @@ class LocalStack:
             github_timeout=self.github_timeout,
             github_request_interval=0,
             github_write_interval=0,
+            ci=ci,
         )
         self.service = Service.from_settings(self.settings)
         app = self.service.asgi_app(with_worker=self.with_worker)
         self.server = ThreadedServer(app).start()
+        if self.buildkite is not None:
+            self.buildkite.webhook_url = f"{self.server.url}/webhooks/buildkite"
         return self
 
     def stop(self) -> None:
@@ -83,6 +106,8 @@ class LocalStack:
             self.server.stop()
         if self.github is not None:
             self.github.stop()
+        if self.buildkite is not None:
+            self.buildkite.stop()
         self.http.close()
 
     def __enter__(self) -> LocalStack:

@@ -17,6 +17,7 @@ from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
 from bot.github_app import InstallationClient
 from bot.gitrepo import BlobReader
 from bot.handlers.context import HandlerContext
+from bot.jobs.flow import keep_report, queue_dispatch, report_context
 from bot.mirror import RepoMirror, StaleHead
 from bot.publish import Publisher
 from bot.pulls import parse_time, pull_summary
@@ -81,6 +82,9 @@ class Pipeline:
             report.to_json(),
             markdown,
         )
+        # The whole report is kept for the GPU jobs' results (bot/jobs/flow.py).
+        context = report_context(job, pull, loaded.ruleset, mirror.path)
+        dispatch = keep_report(self.engine, report, context)
         if publisher is None or client is None:
             log.info(
                 "dry run: report for %s#%s@%s stored, not published",
@@ -88,8 +92,10 @@ class Pipeline:
                 number,
                 snapshot.head_sha[:12],
             )
+            queue_dispatch(self.ctx.queue, dispatch)
             return
         result = publisher.publish(repo, number, report, markdown)
+        queue_dispatch(self.ctx.queue, dispatch)
         log.info(
             "%s#%s@%s: %s",
             repo,

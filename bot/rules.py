@@ -61,6 +61,12 @@ class CommandRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     recheck: CommandPolicy = Field(default_factory=CommandPolicy)
+    # A maintainer's approval of GPU jobs for the PR's current head SHA (bot/handlers/approve.py).
+    approve_gpu: CommandPolicy = Field(
+        default_factory=lambda: CommandPolicy(
+            allow=["write", "maintain", "admin"], aliases=["approve-gpu"]
+        )
+    )
     # `/prbot help` lists the commands the commenter may use; reading it harms nobody.
     help: CommandPolicy = Field(default_factory=lambda: CommandPolicy(allow=["anyone"]))
 

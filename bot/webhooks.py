@@ -20,7 +20,7 @@ MAX_ACTION_CHARS = 100
 # Events and actions prbot acts on; everything else is acknowledged and dropped unstored.
 HANDLED_ACTIONS: dict[str, frozenset[str] | None] = {
     "pull_request": frozenset(
-        {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed"}
+        {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed", "labeled"}
     ),
     "issue_comment": frozenset({"created"}),
     "installation": None,  # every action

@@ -96,6 +96,9 @@ class JobsRules(CheckRules):
     registry: RegistryRules = Field(default_factory=RegistryRules)
     jobs: list[RuleJobRules] = Field(default_factory=list)
     benchmark: BenchmarkRules = Field(default_factory=BenchmarkRules)
+    # Labels that approve the PR's current head for GPU jobs when someone with write access
+    # adds them (like the approval command; a push needs the label added again).
+    approval_labels: list[str] = Field(default_factory=list)
 
 
 def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:

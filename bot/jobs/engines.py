@@ -7,6 +7,7 @@ is one module that implements :class:`Engine` and registers a factory in :data:`
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -110,7 +111,13 @@ def register(name: str) -> Callable[[EngineFactory], EngineFactory]:
     return decorate
 
 
+# The engines prbot ships; each module registers itself when imported.
+BUILTIN_ENGINE_MODULES = ("bot.jobs.buildkite",)
+
+
 def make_engine(name: str, **settings: Any) -> Engine:
+    for module in BUILTIN_ENGINE_MODULES:
+        importlib.import_module(module)
     if name not in ENGINES:
         raise EngineError(f"no CI engine {name!r} (known: {', '.join(sorted(ENGINES))})")
     return ENGINES[name](**settings)

@@ -22,8 +22,9 @@ import sqlalchemy as sa
 
 from bot.config import Settings
 from bot.github_app import InstallationClient
+from bot.gitrepo import GitError, run_git
 from bot.jobs.dispatch import Outcome, PullContext, execute
-from bot.jobs.engines import Engine, EngineError, make_engine
+from bot.jobs.engines import BuildRef, Engine, EngineError, make_engine
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
 from bot.jobs.results import refresh_build
 from bot.jobs.selection import BENCHMARK
@@ -36,8 +37,10 @@ from bot.jobs.stored_report import (
 from bot.permissions import effective_level
 from bot.publish import Publisher, check_run_fields
 from bot.report import Report, render_markdown
+from bot.runner import decide_trust
 from bot.store import jobs as store
 from bot.store import state
+from bot.store.queue import Queue
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,39 @@ def engines_from_settings(settings: Settings) -> Callable[[str], Engine]:
     return get
 
 
+def dispatch_mode(reason: str | None) -> Mode:
+    """What a pipeline run was asked for: ``/recheck`` re-runs failed jobs, ``/recheck all``
+    every one; anything else (a push, an edit) runs only what never ran."""
+    words = (reason or "").split()
+    if not words or not words[0].startswith("/"):
+        return "event"
+    return "recheck_all" if words[1:2] == ["all"] else "recheck"
+
+
+def report_context(
+    job: Mapping[str, Any], pull: Mapping[str, Any], ruleset: Any, mirror_path: Path | None
+) -> dict[str, Any]:
+    """Where and how to publish and dispatch this head later, from the pipeline's job."""
+    merge_base = None
+    if mirror_path is not None:
+        try:
+            found = run_git(mirror_path, ["merge-base", pull["base_sha"], pull["head_sha"]])
+            merge_base = found.decode().strip() or None
+        except GitError:
+            merge_base = None  # unrelated histories: the base tip stands in
+    rules = ruleset.checks.jobs
+    return {
+        "installation_id": job.get("installation_id"),
+        "html_base": job.get("html_base") or "https://github.com",
+        "author": pull.get("author"),
+        "trusted": decide_trust(pull.get("author_association"), ruleset),
+        "merge_base": merge_base or pull["base_sha"],
+        "base_branch": pull.get("base_ref"),
+        "mode": dispatch_mode(job.get("reason")),
+        "benchmark": rules.benchmark.model_dump(),
+    }
+
+
 def keep_report(db: sa.Engine, report: Report, context: Mapping[str, Any]) -> dict[str, Any] | None:
     """Store the head's whole report; the ``jobs_dispatch`` payload when it selected jobs."""
     if report.pr is None:
@@ -99,7 +135,21 @@ def keep_report(db: sa.Engine, report: Report, context: Mapping[str, Any]) -> di
     section = jobs_section(report)
     if section is None or not section.findings:
         return None
-    return {"repo": report.repo, "number": report.pr, "head_sha": report.head_sha, "mode": "event"}
+    return {
+        "repo": report.repo,
+        "number": report.pr,
+        "head_sha": report.head_sha,
+        "installation_id": context.get("installation_id"),
+        "mode": context.get("mode", "event"),
+    }
+
+
+def queue_dispatch(queue: Queue, payload: Mapping[str, Any] | None) -> int | None:
+    """Queue a head's dispatch (coalesced per head and mode: a burst is one job)."""
+    if payload is None:
+        return None
+    key = f"{DISPATCH_JOB}:{payload['repo']}#{payload['number']}@{payload['head_sha']}"
+    return queue.enqueue(DISPATCH_JOB, dict(payload), dedupe_key=f"{key}:{payload['mode']}")
 
 
 def _trusted(services: Services, repo: str, context: Mapping[str, Any]) -> bool:
@@ -112,13 +162,21 @@ def _trusted(services: Services, repo: str, context: Mapping[str, Any]) -> bool:
     return effective_level(*services.client.permission(repo, str(author))) in TRUSTED_LEVELS
 
 
-def _head_now(services: Services, repo: str, number: int) -> Callable[[], str | None]:
-    def current() -> str | None:
-        if services.client is not None:
-            return services.client.get_pull(repo, number).head_sha
-        return state.current_head(services.db, repo, number)
-
-    return current
+def _pull_now(
+    services: Services, repo: str, number: int, context: Mapping[str, Any]
+) -> tuple[PullContext, str | None]:
+    """The PR as GitHub has it now (as vLLM's ``/ci run`` re-checks it before a build): its
+    branch and labels for the build, and its head; a closed PR has no head to build."""
+    if services.client is None:
+        base = str(context.get("base_branch") or "")
+        return PullContext("", base), state.current_head(services.db, repo, number)
+    info = services.client.get_pull(repo, number)
+    raw = info.payload
+    labels = tuple(
+        str(label.get("name")) for label in raw.get("labels") or [] if isinstance(label, dict)
+    )
+    pull = PullContext(str(raw["head"]["ref"]), str(raw["base"]["ref"]), labels)
+    return pull, info.head_sha if info.state == "open" else "closed"
 
 
 def _reusable_bases(
@@ -165,21 +223,30 @@ def dispatch_head(
     }
     reused = _reusable_bases(services.db, head, wanted)
     planned = plan(wanted, head, records, mode=mode, reusable_base=frozenset(reused))
-    if services.settings.dry_run:
+    if services.settings.dry_run or not planned.dispatches and not planned.resume:
+        # Dry run: recorded as selected, nothing sent. Nothing to send: no GitHub call.
         planned.selected.extend(spec for d in planned.dispatches for spec, _ in d.jobs)
-        planned.dispatches.clear()  # dry run: recorded as selected, nothing sent
-    pull = PullContext(
-        str(context.get("branch") or ""),
-        str(context.get("base_branch") or ""),
-        tuple(str(label) for label in context.get("labels") or ()),
-    )
+        planned.dispatches.clear()
+        planned.resume.clear()
+        execute(
+            services.db,
+            planned,
+            head,
+            PullContext("", ""),
+            engines=services.engines,
+            current_head=lambda: head_sha,
+            lock_dir=services.lock_dir,
+        )
+        republish(services, repo, number, head_sha)
+        return Outcome()
+    pull, head_now = _pull_now(services, repo, number, context)
     outcome = execute(
         services.db,
         planned,
         head,
         pull,
         engines=services.engines,
-        current_head=_head_now(services, repo, number),
+        current_head=lambda: head_now,
         lock_dir=services.lock_dir,
     )
     log.info(
@@ -196,19 +263,29 @@ def dispatch_head(
 
 
 def take_build_news(
-    services: Services, engine_name: str, build_id: str, dispatch_key: str | None, finished: bool
+    services: Services, build: BuildRef, dispatch_key: str | None, finished: bool
 ) -> int:
     """Refresh a build's records from the engine, republish their heads; records changed."""
-    records = store.records_for_build(services.db, engine_name, build_id)
+    records = store.records_for_build(services.db, build.engine, build.id)
     if not records and dispatch_key:
-        records = store.records_for_dispatch(services.db, dispatch_key)
+        # The build reported before its dispatch recorded it (or the dispatcher crashed in
+        # between): the key in its meta-data names the claims, and the build is theirs.
+        store.record_build(
+            services.db,
+            dispatch_key,
+            engine_name=build.engine,
+            build_id=build.id,
+            build_number=build.number,
+            build_url=build.web_url,
+        )
+        records = store.records_for_build(services.db, build.engine, build.id)
     if not records:
         return 0  # not a build prbot made (or one from before a database reset)
     refreshed = refresh_build(
-        services.db, services.engines(engine_name), records, build_finished=finished
+        services.db, services.engines(build.engine), records, build_finished=finished
     )
     if refreshed.changed:
-        for key in {(r.key.repo, r.key.number, r.key.head_sha) for r in records}:
+        for key in sorted({(r.key.repo, r.key.number, r.key.head_sha) for r in records}):
             republish(services, *key)
     return refreshed.changed
 

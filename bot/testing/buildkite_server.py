@@ -272,6 +272,11 @@ class FakeBuildkite:
             }
         if deliver:
             self.deliver("job.finished", payload)
+            if build.state in FINISHED:
+                # Buildkite's build.finished carries the build without its jobs.
+                finished = {"event": "build.finished", "build": dict(payload["build"])}
+                finished["build"].pop("jobs", None)
+                self.deliver("build.finished", finished)
         return payload
 
     def deliver(self, event: str, payload: dict[str, Any], *, timestamp: int | None = None) -> int:

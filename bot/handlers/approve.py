@@ -1,0 +1,88 @@
+"""A maintainer's approval of GPU jobs for a PR's current head SHA, by command or label.
+
+``/approve-gpu`` (``commands.approve_gpu``; vLLM's rules add ``/ci run``) passes the command
+parser and the permission check first (bot/handlers/issue_comment.py: only new comments,
+never quotes, code or edits). A label in ``checks.jobs.approval_labels`` approves when the
+person who added it has write access. Either way the approval is of the head GitHub has
+*now*: a push afterwards makes a head nobody approved.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bot.handlers.context import HandlerContext
+from bot.handlers.registry import CommandCall, Event, on_command, on_event
+from bot.jobs.flow import queue_dispatch
+from bot.permissions import effective_level
+from bot.store import jobs as store
+
+log = logging.getLogger(__name__)
+
+APPROVER_LEVELS = ("write", "maintain", "admin")
+
+
+def _approve(
+    ctx: HandlerContext,
+    payload: dict[str, Any],
+    number: int,
+    head_sha: str,
+    approver: str,
+    source: str,
+) -> None:
+    repo = payload["repository"]["full_name"]
+    new = store.approve(ctx.engine, repo, number, head_sha, approver, source)
+    log.info("%s#%s@%s approved by %s (%s)", repo, number, head_sha[:12], approver, source)
+    if not new:
+        return  # the same approval again (a redelivery): nothing new to dispatch
+    queue_dispatch(
+        ctx.queue,
+        {
+            "repo": repo,
+            "number": number,
+            "head_sha": head_sha,
+            "installation_id": (payload.get("installation") or {}).get("id"),
+            "mode": "approval",
+        },
+    )
+
+
+@on_command("approve_gpu")
+def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
+    if call.payload.get("action") != "created":
+        return  # an edited comment approves nothing (it may have been edited after a push)
+    if call.client is None:
+        log.info("approval on %s#%s without GitHub access; not recorded", call.repo, call.number)
+        return
+    pull = call.client.get_pull(call.repo, call.number)
+    if pull.state != "open":
+        return
+    source = f"comment {call.comment['id']}"
+    _approve(ctx, call.payload, call.number, pull.head_sha, call.commenter, source)
+    if not ctx.dry_run:
+        call.client.add_reaction(call.repo, call.comment["id"], "+1")
+
+
+@on_event("pull_request", "labeled")
+def approve_by_label(ctx: HandlerContext, event: Event) -> None:
+    payload = event.payload
+    label = (payload.get("label") or {}).get("name")
+    sender = (payload.get("sender") or {}).get("login")
+    pull = payload.get("pull_request") or {}
+    if not label or not sender or pull.get("state") != "open":
+        return
+    ruleset = ctx.rules_for(payload["repository"])
+    if label not in ruleset.checks.jobs.approval_labels:
+        return
+    client = ctx.client_for(payload)
+    if client is None:
+        return
+    repo = payload["repository"]["full_name"]
+    if effective_level(*client.permission(repo, sender)) not in APPROVER_LEVELS:
+        number = pull["number"]
+        log.info("%s#%s: label %s added by %s, who may not approve", repo, number, label, sender)
+        return
+    # The head GitHub has now, not the payload's: a push may have come in between.
+    head = client.get_pull(repo, pull["number"]).head_sha
+    _approve(ctx, payload, pull["number"], head, sender, f"label {label}")
