@@ -38,7 +38,7 @@ CHANGE = {
     + '    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"\n',
     "vllm/v1/attention/backends/mla/fast_mla.py": BACKEND,
 }
-RULES = "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n  benchmark: {}\n"
+RULES = "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n"
 SMOKE, BENCH = "v1-attention-b200", "prbot-attention-benchmark-b200"
 
 
@@ -52,7 +52,7 @@ def stack(tmp_path):
                 ".buildkite/test_areas/attention.yaml": STEPS,
                 "vllm/__init__.py": "",
                 "vllm/v1/attention/backends/registry.py": REGISTRY,
-                ".github/prbot.yml": "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n",
+                ".github/prbot.yml": RULES,
             },
         )
         running.github.set_permission(REPO, "maintainer", "write")
