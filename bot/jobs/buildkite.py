@@ -21,6 +21,7 @@ from bot.jobs.engines import (
     JobState,
     register,
 )
+from bot.jobs.redact import redact_secrets
 
 DEFAULT_API_URL = "https://api.buildkite.com"
 
@@ -42,6 +43,7 @@ class BuildkiteEngine:
         self.base = f"{api_url.rstrip('/')}/v2/organizations/{organization}/pipelines/{pipeline}"
         self._client = client or httpx.Client(timeout=timeout)
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        redact_secrets(token)
 
     def _call(self, method: str, url: str, **kwargs) -> httpx.Response:  # noqa: ANN003
         try:

@@ -180,8 +180,10 @@ class FakeBuildkite:
 
         @app.get("/artifacts/{artifact_id}/download")
         def download(artifact_id: str) -> Response:
-            # Buildkite redirects to its storage, on another host in real life.
-            return RedirectResponse(f"{self.url}/storage/{artifact_id}", status_code=302)
+            # Buildkite redirects to its storage, on another host in real life, with a signed
+            # URL whose query string is a short-lived credential.
+            signed = f"{self.url}/storage/{artifact_id}?X-Amz-Signature={uuid.uuid4().hex}"
+            return RedirectResponse(signed, status_code=302)
 
         @app.get("/storage/{artifact_id}")
         def storage(artifact_id: str) -> Response:
