@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -178,3 +179,57 @@ def wait_for(
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(interval)
+
+
+# --- GPU jobs: the local Buildkite's side of the demo ------------------------------------
+
+BENCHMARK_SPECS = ("16q1s1k", "64q1s4k", "128q1s8k", "256q1s16k")
+
+
+def benchmark_results(backend: str, mean_seconds: float, seed: int) -> bytes:
+    """One run's ``benchmark.py --output-json`` file (seeded run-to-run noise of about 1%)."""
+    rng = random.Random(seed)
+    rows = []
+    for index, spec in enumerate(BENCHMARK_SPECS):
+        mean = mean_seconds * (1 + index) * rng.lognormvariate(0, 0.01)
+        rows.append(
+            {
+                "config": {"backend": backend, "batch_spec": spec},
+                "mean_time": mean,
+                "std_time": mean * 0.01,
+                "min_time": mean * 0.98,
+                "max_time": mean * 1.02,
+                "throughput_tokens_per_sec": 1.0 / mean,
+                "error": None,
+            }
+        )
+    return json.dumps(rows).encode()
+
+
+def finish_gpu_jobs(stack: LocalStack, *, head_slowdown: float = 1.0, state: str = "passed") -> int:
+    """Finish every job of every build the local Buildkite holds, as its agents would: each
+    benchmark uploads one results file per run (``PRBOT_BENCHMARK_RUNS``), the head's
+    ``head_slowdown`` times the base's. Each finish sends its signed webhooks; returns how
+    many jobs finished."""
+    bk = stack.buildkite
+    if bk is None:
+        raise RuntimeError("the stack has no local Buildkite")
+    finished = 0
+    with bk.lock:
+        builds = list(bk.builds.values())
+    for build in builds:
+        env = build.body.get("env") or {}
+        base_side = str(build.body.get("message", "")).startswith("prbot: benchmark base")
+        for job in list(build.jobs):
+            if job.state != "scheduled":
+                continue
+            artifacts = {}
+            if "PRBOT_BENCHMARK_RUNS" in env:
+                backend = (env.get("PRBOT_BENCHMARK_BACKENDS") or "FLASH_ATTN").split(",")[0]
+                mean = 1.0e-3 * (1.0 if base_side else head_slowdown)
+                for run in range(int(env["PRBOT_BENCHMARK_RUNS"])):
+                    seed = run + (1000 if base_side else 0)
+                    artifacts[f"results-{run + 1}.json"] = benchmark_results(backend, mean, seed)
+            bk.finish_job(build.number, job.step_key, state, artifacts=artifacts)
+            finished += 1
+    return finished
