@@ -99,34 +99,31 @@ class BuildkiteEngine:
 
     def jobs(self, build: BuildRef) -> list[JobState]:
         data = self._call("GET", f"{self.base}/builds/{build.number}").json()
-        states = []
-        for job in data.get("jobs") or []:
-            if job.get("type") != "script":
-                continue
-            artifacts: tuple[Artifact, ...] = ()
-            if job.get("state") in ("passed", "failed", "timed_out"):
-                listed = self._call(
-                    "GET", f"{self.base}/builds/{build.number}/jobs/{job['id']}/artifacts"
-                ).json()
-                artifacts = tuple(
-                    Artifact(
-                        str(a["id"]),
-                        str(a["filename"]),
-                        int(a.get("file_size") or 0),
-                        str(a["download_url"]),
-                    )
-                    for a in listed
-                )
-            states.append(
-                JobState(
-                    job.get("step_key"),
-                    str(job.get("state")),
-                    str(job.get("web_url", "")),
-                    str(job["id"]),
-                    artifacts,
-                )
+        return [
+            JobState(
+                job.get("step_key"),
+                str(job.get("state")),
+                str(job.get("web_url", "")),
+                str(job["id"]),
             )
-        return states
+            for job in data.get("jobs") or []
+            if isinstance(job, dict) and job.get("type") == "script" and job.get("id")
+        ]
+
+    def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
+        listed = self._call(
+            "GET", f"{self.base}/builds/{build.number}/jobs/{job.job_id}/artifacts"
+        ).json()
+        return tuple(
+            Artifact(
+                str(a["id"]),
+                str(a["filename"]),
+                int(a.get("file_size") or 0),
+                str(a["download_url"]),
+            )
+            for a in (listed if isinstance(listed, list) else [])
+            if isinstance(a, dict) and a.get("id") and a.get("download_url")
+        )
 
     def download(self, artifact: Artifact, *, limit: int) -> bytes:
         if artifact.size > limit:

@@ -82,7 +82,6 @@ class JobState:
     state: str  # the engine's word: scheduled, running, passed, failed, timed_out, ...
     web_url: str
     job_id: str
-    artifacts: tuple[Artifact, ...] = ()
 
 
 class Engine(Protocol):
@@ -95,6 +94,8 @@ class Engine(Protocol):
         ...
 
     def jobs(self, build: BuildRef) -> list[JobState]: ...
+
+    def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]: ...
 
     def download(self, artifact: Artifact, *, limit: int) -> bytes: ...
 

@@ -34,6 +34,7 @@ from bot.jobs.stored_report import (
     report_to_json,
     with_job_progress,
 )
+from bot.locks import named_lock
 from bot.permissions import effective_level
 from bot.publish import Publisher, check_run_fields
 from bot.report import Report, render_markdown
@@ -281,9 +282,13 @@ def take_build_news(
         records = store.records_for_build(services.db, build.engine, build.id)
     if not records:
         return 0  # not a build prbot made (or one from before a database reset)
-    refreshed = refresh_build(
-        services.db, services.engines(build.engine), records, build_finished=finished
-    )
+    # job.finished and build.finished of one build arrive together; one reads the engine,
+    # the other then finds the records finished and reads nothing.
+    with named_lock(services.db, f"build:{build.engine}:{build.id}", services.lock_dir):
+        records = store.records_for_build(services.db, build.engine, build.id)
+        refreshed = refresh_build(
+            services.db, services.engines(build.engine), records, build_finished=finished
+        )
     if refreshed.changed:
         for key in sorted({(r.key.repo, r.key.number, r.key.head_sha) for r in records}):
             republish(services, *key)

@@ -69,10 +69,11 @@ class Refresh:
     problems: tuple[str, ...] = ()
 
 
-def _results(engine: Engine, job: JobState) -> tuple[list[dict[str, float]], list[str]]:
-    files = sorted(
-        (a for a in job.artifacts if a.filename.endswith(".json")), key=lambda a: a.filename
-    )
+def _results(
+    engine: Engine, build: BuildRef, job: JobState
+) -> tuple[list[dict[str, float]], list[str]]:
+    listed = engine.artifacts(build, job)
+    files = sorted((a for a in listed if a.filename.endswith(".json")), key=lambda a: a.filename)
     runs, problems = [], []
     for artifact in files[:MAX_RESULT_FILES]:
         try:
@@ -93,8 +94,8 @@ def refresh_build(
 ) -> Refresh:
     """Ask the engine about the build of ``records`` and store what it says; how many changed."""
     first = next((r for r in records if r.build_id), None)
-    if first is None:
-        return Refresh(0)
+    if first is None or not any(r.state in store.ACTIVE for r in records):
+        return Refresh(0)  # nothing to learn: a replay after every job finished
     ref = BuildRef(first.engine, first.build_id, first.build_number, first.build_url or "")
     by_step = {job.step_key: job for job in engine.jobs(ref)}
     changed, problems = 0, []
@@ -115,7 +116,7 @@ def refresh_build(
         results = None
         error = None
         if state == "passed" and record.kind == BENCHMARK:
-            results, trouble = _results(engine, job)
+            results, trouble = _results(engine, ref, job)
             problems.extend(trouble)
             if not results:
                 state, error = "failed", "passed, but no benchmark results could be read"
