@@ -42,6 +42,8 @@ class CiSettings:
     # Tokens proving Buildkite's webhooks (X-Buildkite-Token or X-Buildkite-Signature).
     buildkite_webhook_tokens: tuple[str, ...] = field(default=(), repr=False)
     buildkite_webhook_max_age: float = 300.0
+    # GitHub Actions: the workflow dispatched on the PR's base branch (bot/jobs/actions.py).
+    actions_workflow: str = "prbot-gpu.yml"
 
     @classmethod
     def from_env(cls) -> CiSettings:
@@ -55,6 +57,7 @@ class CiSettings:
             ).rstrip("/"),
             buildkite_webhook_tokens=tuple(t.strip() for t in hooks.split(",") if t.strip()),
             buildkite_webhook_max_age=_positive("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", 300.0),
+            actions_workflow=os.environ.get("PRBOT_ACTIONS_WORKFLOW") or "prbot-gpu.yml",
         )
 
 

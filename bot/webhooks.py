@@ -23,6 +23,8 @@ HANDLED_ACTIONS: dict[str, frozenset[str] | None] = {
         {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed", "labeled"}
     ),
     "issue_comment": frozenset({"created"}),
+    # Results of GPU jobs dispatched to GitHub Actions (bot/handlers/workflow_run.py).
+    "workflow_run": frozenset({"completed", "in_progress"}),
     "installation": None,  # every action
     "installation_repositories": None,
 }

@@ -22,7 +22,7 @@ def services_for(ctx: HandlerContext, installation_id: Any) -> Services:
         ctx.settings,
         client,
         ctx.app.bot_login() if ctx.app is not None and client is not None else None,
-        engines_from_settings(ctx.settings),
+        engines_from_settings(ctx.settings, client),
     )
 
 

@@ -125,6 +125,24 @@ class BuildkiteEngine:
             if isinstance(a, dict) and a.get("id") and a.get("download_url")
         )
 
+    def result_files(
+        self, build: BuildRef, job: JobState, *, limit: int, max_files: int
+    ) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """The job's ``*.json`` artifacts by name (one per benchmark run), bounded."""
+        listed = sorted(
+            (a for a in self.artifacts(build, job) if a.filename.endswith(".json")),
+            key=lambda a: a.filename,
+        )
+        files, problems = [], []
+        for artifact in listed[:max_files]:
+            try:
+                files.append((artifact.filename, self.download(artifact, limit=limit)))
+            except EngineError as exc:
+                problems.append(f"{artifact.filename}: {exc}")
+        if len(listed) > max_files:
+            problems.append(f"{len(listed)} result files; the first {max_files} were read")
+        return files, problems
+
     def download(self, artifact: Artifact, *, limit: int) -> bytes:
         if artifact.size > limit:
             raise EngineError(

@@ -97,6 +97,12 @@ class Engine(Protocol):
 
     def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]: ...
 
+    def result_files(
+        self, build: BuildRef, job: JobState, *, limit: int, max_files: int
+    ) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """The job's benchmark result files ``(name, bytes)``, and why any were not read."""
+        ...
+
     def download(self, artifact: Artifact, *, limit: int) -> bytes: ...
 
 
@@ -113,7 +119,7 @@ def register(name: str) -> Callable[[EngineFactory], EngineFactory]:
 
 
 # The engines prbot ships; each module registers itself when imported.
-BUILTIN_ENGINE_MODULES = ("bot.jobs.buildkite",)
+BUILTIN_ENGINE_MODULES = ("bot.jobs.buildkite", "bot.jobs.actions")
 
 
 def make_engine(name: str, **settings: Any) -> Engine:

@@ -68,8 +68,11 @@ class Services:
         return self.client is not None and not self.settings.dry_run
 
 
-def engines_from_settings(settings: Settings) -> Callable[[str], Engine]:
-    """A factory for the configured engines (one instance each); EngineError for the rest."""
+def engines_from_settings(
+    settings: Settings, client: InstallationClient | None = None
+) -> Callable[[str], Engine]:
+    """A factory for the configured engines (one instance each); EngineError for the rest.
+    GitHub Actions runs with the installation's own client."""
     made: dict[str, Engine] = {}
 
     def get(name: str) -> Engine:
@@ -85,6 +88,16 @@ def engines_from_settings(settings: Settings) -> Callable[[str], Engine]:
                     pipeline=ci.buildkite_pipeline,
                     token=ci.buildkite_token,
                     api_url=ci.buildkite_api_url,
+                )
+            elif name == "actions":
+                if client is None:
+                    raise EngineError("GitHub Actions needs the App's installation")
+                made[name] = make_engine(
+                    "actions",
+                    gh=client.gh,
+                    token=client.token(),
+                    api_url=settings.github_api_url,
+                    workflow=ci.actions_workflow,
                 )
             else:
                 made[name] = make_engine(name)

@@ -53,6 +53,7 @@ ENGINE_STATES = {
     "failure": "failed",
     "cancelled": "canceled",
     "action_required": "queued",
+    "in_progress": "running",
     "neutral": "passed",
     "stale": "canceled",
 }
@@ -72,16 +73,18 @@ class Refresh:
 def _results(
     engine: Engine, build: BuildRef, job: JobState
 ) -> tuple[list[dict[str, float]], list[str]]:
-    listed = engine.artifacts(build, job)
-    files = sorted((a for a in listed if a.filename.endswith(".json")), key=lambda a: a.filename)
-    runs, problems = [], []
-    for artifact in files[:MAX_RESULT_FILES]:
+    try:
+        files, problems = engine.result_files(
+            build, job, limit=MAX_ARTIFACT_BYTES, max_files=MAX_RESULT_FILES
+        )
+    except EngineError as exc:
+        return [], [str(exc)]
+    runs = []
+    for name, blob in files:
         try:
-            runs.append(parse_results(engine.download(artifact, limit=MAX_ARTIFACT_BYTES)))
-        except (ResultError, EngineError) as exc:
-            problems.append(f"{artifact.filename}: {exc}")
-    if len(files) > MAX_RESULT_FILES:
-        problems.append(f"{len(files)} result files; the first {MAX_RESULT_FILES} were read")
+            runs.append(parse_results(blob, name))
+        except ResultError as exc:
+            problems.append(str(exc))
     return runs, problems
 
 

@@ -146,6 +146,18 @@ def records_for_dispatch(engine: sa.Engine, dispatch_key: str) -> list[JobRecord
     return _select(ci_jobs.c.dispatch_key == dispatch_key, engine)
 
 
+def active_for_commit(engine: sa.Engine, engine_name: str, commit_sha: str) -> list[JobRecord]:
+    """Queued or running records of an engine on one commit (a run matched by its SHA)."""
+    return _select(
+        sa.and_(
+            ci_jobs.c.engine == engine_name,
+            ci_jobs.c.commit_sha == commit_sha,
+            ci_jobs.c.state.in_(ACTIVE),
+        ),
+        engine,
+    )
+
+
 def get_record(engine: sa.Engine, key: JobKey) -> JobRecord | None:
     found = _select(key.where(), engine)
     return found[0] if found else None

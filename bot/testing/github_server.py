@@ -30,6 +30,7 @@ from pathlib import Path
 import uvicorn
 
 from bot.testing import webhooks
+from bot.testing.actions_api import ActionsState
 from bot.testing.auth import generate_private_key_pem, mint_installation_token, public_key_pem
 from bot.testing.bare_repo import BareRepo
 from bot.testing.payloads import Shapes
@@ -85,6 +86,7 @@ class FakeGitHub:
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
         self._server: uvicorn.Server | None = None
+        self.actions: ActionsState | None = None  # GitHub Actions' runs, once started
         self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None
 
