@@ -182,3 +182,23 @@ def test_an_untrusted_pr_waits_for_an_approval_of_its_head(stack) -> None:
     wait_for(stack.idle, what="idle")
     assert "awaiting approval" in comment(stack, number) and len(bk.builds) == 3
     assert new_head != approved_head
+
+
+def test_an_approval_label_counts_only_from_someone_with_write_access(stack) -> None:
+    bk = stack.buildkite
+    number = open_pr(stack, "CONTRIBUTOR")
+    wait_for(lambda: "awaiting approval" in comment(stack, number), what="awaiting")
+
+    def labeled(by: str, label: str = "ready") -> None:
+        payload = stack.github.pull_request_event(REPO, number, "labeled", label=label)
+        payload["sender"] = {**payload["sender"], "login": by}
+        assert stack.deliver("pull_request", payload).status_code == 202
+        wait_for(stack.idle, what="idle")
+
+    labeled("contributor")  # the author labels their own PR: no approval
+    labeled("maintainer", label="documentation")  # not an approval label
+    assert bk.count_calls("POST", "/builds") == 0
+    labeled("maintainer")
+    wait_for(lambda: len(bk.builds) == 3, what="builds after the label")
+    body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
+    assert "awaiting approval" not in body.split("Details: GPU jobs")[1]

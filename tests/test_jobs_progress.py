@@ -141,3 +141,23 @@ def test_the_whole_report_survives_storage_and_only_jobs_is_redrawn() -> None:
 
 def test_the_chart_needs_a_ratio() -> None:
     assert mermaid_chart("x", [{"config": "a", "ratio": None}]) == ""
+
+
+def test_the_report_shows_every_job_state() -> None:
+    states = {
+        "selected": "🔵 selected",
+        "awaiting_approval": "⏸️ awaiting approval",
+        "queued": "🕒 queued",
+        "running": "🏃 running",
+        "passed": "✅ passed",
+        "failed": "❌ failed",
+        "timed_out": "⌛ timed out",
+        "canceled": "🚫 canceled",
+    }
+    findings = [finding(f"job {state}", status="selected") for state in states]
+    records = [record(f"job {state}", state) for state in states if state not in ("selected",)]
+    redrawn = overlay(section(*findings), records)
+    markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [redrawn]))
+    for state, shown in states.items():
+        assert f"job {state}" in markdown and shown in markdown, state
+    assert "1 timed out" in redrawn.summary and "1 awaiting approval" in redrawn.summary
