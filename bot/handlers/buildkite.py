@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 
 from bot.handlers.context import HandlerContext
-from bot.handlers.jobs_dispatch import services_for
 from bot.handlers.registry import Event, on_event
 from bot.jobs.buildkite_webhook import HANDLED_EVENTS
 from bot.jobs.engines import DISPATCH_META, BuildRef
-from bot.jobs.flow import take_build_news
+from bot.jobs.flow import services_for, take_build_news
 from bot.store import jobs as store
 
 log = logging.getLogger(__name__)

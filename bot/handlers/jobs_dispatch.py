@@ -12,18 +12,7 @@ from typing import Any
 
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import on_job
-from bot.jobs.flow import DISPATCH_JOB, Services, dispatch_head, engines_from_settings
-
-
-def services_for(ctx: HandlerContext, installation_id: Any) -> Services:
-    client = ctx.client(installation_id)
-    return Services(
-        ctx.engine,
-        ctx.settings,
-        client,
-        ctx.app.bot_login() if ctx.app is not None and client is not None else None,
-        engines_from_settings(ctx.settings, client),
-    )
+from bot.jobs.flow import DISPATCH_JOB, dispatch_head, services_for
 
 
 @on_job(DISPATCH_JOB)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import logging
 
 from bot.handlers.context import HandlerContext
-from bot.handlers.jobs_dispatch import services_for
 from bot.handlers.registry import Event, on_event
 from bot.jobs.actions import dispatch_key_in
 from bot.jobs.engines import BuildRef
-from bot.jobs.flow import take_build_news
+from bot.jobs.flow import services_for, take_build_news
 from bot.store import jobs as store
 
 log = logging.getLogger(__name__)

@@ -68,6 +68,16 @@ class Services:
         return self.client is not None and not self.settings.dry_run
 
 
+def services_for(ctx: Any, installation_id: Any) -> Services:
+    """The services of a handler's context (bot.handlers.context.HandlerContext) for one
+    installation: its GitHub client and the engines, Actions' through that client."""
+    client = ctx.client(installation_id)
+    login = ctx.app.bot_login() if ctx.app is not None and client is not None else None
+    return Services(
+        ctx.engine, ctx.settings, client, login, engines_from_settings(ctx.settings, client)
+    )
+
+
 def engines_from_settings(
     settings: Settings, client: InstallationClient | None = None
 ) -> Callable[[str], Engine]:
