@@ -202,3 +202,24 @@ def test_an_approval_label_counts_only_from_someone_with_write_access(stack) -> 
     wait_for(lambda: len(bk.builds) == 3, what="builds after the label")
     body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
     assert "awaiting approval" not in body.split("Details: GPU jobs")[1]
+
+
+def test_an_approval_is_of_the_head_the_approver_saw(stack) -> None:
+    bk = stack.buildkite
+    number = open_pr(stack, "CONTRIBUTOR")
+    wait_for(lambda: "awaiting approval" in comment(stack, number), what="awaiting")
+    old_label_event = stack.github.pull_request_event(REPO, number, "labeled", label="ready")
+    old_label_event["sender"] = {**old_label_event["sender"], "login": "maintainer"}
+    # The author pushes while the maintainer writes: the comment predates the new head's report.
+    new_head = stack.github.push(REPO, number, {"vllm/v1/attention/backends/mla/x.py": "y = 1\n"})
+    approval = stack.github.add_user_comment(REPO, number, "maintainer", "/approve-gpu")
+    event = stack.github.issue_comment_event(REPO, number, approval)
+    event["comment"]["created_at"] = "2020-01-01T00:00:00Z"
+    stack.deliver("issue_comment", event)
+    wait_for(stack.idle, what="idle")
+    replies = [c["body"] for c in stack.github.comments(REPO, number) if "head moved" in c["body"]]
+    assert len(replies) == 1 and new_head[:12] in replies[0]
+    # A label added on the old head does not approve the new one either.
+    stack.deliver("pull_request", old_label_event)
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("POST", "/builds") == 0

@@ -11,7 +11,7 @@ import pytest
 from bot.jobs.buildkite import BuildkiteEngine
 from bot.jobs.engines import BuildRequest
 from bot.jobs.redact import RedactingFilter
-from bot.jobs.results import MAX_ARTIFACT_BYTES, record_state, refresh_build
+from bot.jobs.results import MAX_ARTIFACT_BYTES, MAX_CONFIGS, record_state, refresh_build
 from bot.store import jobs as store
 from bot.testing.buildkite_server import FakeBuildkite
 
@@ -112,6 +112,20 @@ def test_benchmark_artifacts_become_runs_and_bad_ones_a_reason(engine, buildkite
     assert saved["bench"].state == "passed"
     assert saved["bench"].results == [{"X 1q": 0.5}, {"X 1q": 0.5}]
     assert saved["bad"].state == "failed" and "no benchmark results" in saved["bad"].error
+
+
+def test_a_results_file_keeps_a_bounded_number_of_configurations(engine, buildkite) -> None:
+    number, records = dispatched(engine, buildkite, ("bench", "benchmark", "b1"))
+    many = [
+        {"config": {"backend": "X", "batch_spec": f"{i}q"}, "mean_time": 0.5}
+        for i in range(MAX_CONFIGS + 5)
+    ]
+    files = {"r.json": json.dumps(many).encode()}
+    buildkite.finish_job(number, "b1", "passed", artifacts=files, deliver=False)
+    refreshed = refresh_build(engine, client(buildkite), records)
+    assert "the first 500 kept" in refreshed.problems[0]
+    (saved,) = store.records_for_head(engine, "acme/widgets", 7, HEAD)
+    assert len(saved.results[0]) == MAX_CONFIGS
 
 
 def test_engine_words_map_to_report_states() -> None:

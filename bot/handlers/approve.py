@@ -10,12 +10,14 @@ person who added it has write access. Either way the approval is of the head Git
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import CommandCall, Event, on_command, on_event
 from bot.jobs.flow import queue_dispatch
 from bot.permissions import effective_level
+from bot.pulls import parse_time
 from bot.store import jobs as store
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,17 @@ def _approve(
     )
 
 
+def _before(kept: datetime | None, said_at: str | None) -> bool:
+    """Whether prbot had this head's report before the comment was written."""
+    if kept is None or not said_at:
+        return False
+    try:
+        # GitHub's timestamps are whole seconds: a report kept in the comment's second counts.
+        return kept < parse_time(said_at) + timedelta(seconds=1)
+    except ValueError:
+        return False
+
+
 @on_command("approve_gpu")
 def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
     if call.payload.get("action") != "created":
@@ -57,6 +70,18 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
         return
     pull = call.client.get_pull(call.repo, call.number)
     if pull.state != "open":
+        return
+    # The comment carries no SHA. It approves the head GitHub has now only when prbot had
+    # that head's report before the comment was written: a push in between (the author's,
+    # racing the maintainer) makes a head the approver never saw.
+    kept = store.report_first_kept(ctx.engine, call.repo, call.number, pull.head_sha)
+    if not _before(kept, call.comment.get("created_at")):
+        text = (
+            f"@{call.commenter} the head moved to `{pull.head_sha[:12]}` after (or while) "
+            "you approved; GPU jobs need an approval of that head, once its report is up."
+        )
+        key = f"approve_moved:{call.repo}#{call.number}@{call.comment.get('id')}"
+        ctx.reply_once(call.client, key, call.repo, call.number, text)
         return
     source = f"comment {call.comment['id']}"
     _approve(ctx, call.payload, call.number, pull.head_sha, call.commenter, source)
@@ -79,10 +104,14 @@ def approve_by_label(ctx: HandlerContext, event: Event) -> None:
     if client is None:
         return
     repo = payload["repository"]["full_name"]
+    number = pull["number"]
     if effective_level(*client.permission(repo, sender)) not in APPROVER_LEVELS:
-        number = pull["number"]
         log.info("%s#%s: label %s added by %s, who may not approve", repo, number, label, sender)
         return
-    # The head GitHub has now, not the payload's: a push may have come in between.
-    head = client.get_pull(repo, pull["number"]).head_sha
-    _approve(ctx, payload, pull["number"], head, sender, f"label {label}")
+    # The label approves the head it was added on (the payload's), and only while it is
+    # still the head: a push since then is a head nobody approved.
+    labeled_head = (pull.get("head") or {}).get("sha")
+    if not labeled_head or client.get_pull(repo, number).head_sha != labeled_head:
+        log.info("%s#%s: label %s on a head that has moved; not an approval", repo, number, label)
+        return
+    _approve(ctx, payload, number, labeled_head, sender, f"label {label}")

@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 
 MAX_ARTIFACT_BYTES = 5_000_000
 MAX_RESULT_FILES = 50
+# Configurations kept per run: a results file comes out of the PR's own code, and every
+# configuration becomes a comparison in the report.
+MAX_CONFIGS = 500
 
 # Buildkite's job states -> the report's.
 ENGINE_STATES = {
@@ -82,9 +85,14 @@ def _results(
     runs = []
     for name, blob in files:
         try:
-            runs.append(parse_results(blob, name))
+            run = parse_results(blob, name)
         except ResultError as exc:
             problems.append(str(exc))
+            continue
+        if len(run) > MAX_CONFIGS:
+            problems.append(f"{name}: {len(run)} configurations; the first {MAX_CONFIGS} kept")
+            run = dict(list(run.items())[:MAX_CONFIGS])
+        runs.append(run)
     return runs, problems
 
 

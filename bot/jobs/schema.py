@@ -87,5 +87,8 @@ ci_reports = sa.Table(
     sa.Column("head_sha", sa.String(64), primary_key=True),
     sa.Column("context", Json, nullable=False),  # installation, html_base, branch, trust
     sa.Column("report", Json, nullable=False),
+    # When prbot first had a report for this head: an approval typed before it cannot have
+    # been meant for this head (a push came after the comment).
+    sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
 )

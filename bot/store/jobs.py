@@ -378,6 +378,7 @@ def save_full_report(
             head_sha=head_sha,
             report=report,
             context=context,
+            created_at=now,
             updated_at=now,
         )
         new = statement.excluded
@@ -387,6 +388,18 @@ def save_full_report(
                 set_={"report": new.report, "context": new.context, "updated_at": new.updated_at},
             )
         )
+
+
+def report_first_kept(engine: sa.Engine, repo: str, number: int, head_sha: str) -> datetime | None:
+    """When prbot first kept a report for that head (None: never)."""
+    with reading(engine) as connection:
+        return connection.execute(
+            sa.select(ci_reports.c.created_at).where(
+                ci_reports.c.repo == repo,
+                ci_reports.c.number == number,
+                ci_reports.c.head_sha == head_sha,
+            )
+        ).scalar_one_or_none()
 
 
 def load_full_report(

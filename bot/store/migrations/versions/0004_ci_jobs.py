@@ -73,6 +73,7 @@ def upgrade() -> None:
         sa.Column("head_sha", sa.String(64), primary_key=True),
         sa.Column("context", Json, nullable=False),
         sa.Column("report", Json, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     )
 
