@@ -32,12 +32,14 @@ def _approve(
     head_sha: str,
     approver: str,
     source: str,
+    *,
+    again: bool = False,
 ) -> None:
     repo = payload["repository"]["full_name"]
     new = store.approve(ctx.engine, repo, number, head_sha, approver, source)
     log.info("%s#%s@%s approved by %s (%s)", repo, number, head_sha[:12], approver, source)
-    if not new:
-        return  # the same approval again (a redelivery): nothing new to dispatch
+    if not (new or again):
+        return  # the same label again: nothing new to dispatch
     queue_dispatch(
         ctx.queue,
         {
@@ -84,7 +86,9 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
         ctx.reply_once(call.client, key, call.repo, call.number, text)
         return
     source = f"comment {call.comment['id']}"
-    _approve(ctx, call.payload, call.number, pull.head_sha, call.commenter, source)
+    # A new comment approving again re-runs what failed (a redelivery of the same comment is
+    # stopped at the intake by its delivery id, and re-running finished jobs needs a failure).
+    _approve(ctx, call.payload, call.number, pull.head_sha, call.commenter, source, again=True)
     if not ctx.dry_run:
         call.client.add_reaction(call.repo, call.comment["id"], "+1")
 
