@@ -184,42 +184,38 @@ def test_an_untrusted_pr_waits_for_an_approval_of_its_head(stack) -> None:
     assert new_head != approved_head
 
 
-def test_an_approval_label_counts_only_from_someone_with_write_access(stack) -> None:
+def test_approvals_by_label_and_of_the_head_the_approver_saw(stack) -> None:
     bk = stack.buildkite
     number = open_pr(stack, "CONTRIBUTOR")
     wait_for(lambda: "awaiting approval" in comment(stack, number), what="awaiting")
 
-    def labeled(by: str, label: str = "ready") -> None:
+    def labeled(by: str, label: str = "ready") -> dict:
         payload = stack.github.pull_request_event(REPO, number, "labeled", label=label)
         payload["sender"] = {**payload["sender"], "login": by}
-        assert stack.deliver("pull_request", payload).status_code == 202
-        wait_for(stack.idle, what="idle")
+        return payload
 
-    labeled("contributor")  # the author labels their own PR: no approval
-    labeled("maintainer", label="documentation")  # not an approval label
-    assert bk.count_calls("POST", "/builds") == 0
-    labeled("maintainer")
-    wait_for(lambda: len(bk.builds) == 3, what="builds after the label")
-    body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
-    assert "awaiting approval" not in body.split("Details: GPU jobs")[1]
-
-
-def test_an_approval_is_of_the_head_the_approver_saw(stack) -> None:
-    bk = stack.buildkite
-    number = open_pr(stack, "CONTRIBUTOR")
-    wait_for(lambda: "awaiting approval" in comment(stack, number), what="awaiting")
-    old_label_event = stack.github.pull_request_event(REPO, number, "labeled", label="ready")
-    old_label_event["sender"] = {**old_label_event["sender"], "login": "maintainer"}
-    # The author pushes while the maintainer writes: the comment predates the new head's report.
+    old_label = labeled("maintainer")
+    # The author pushes while the maintainer writes: the comment predates the new head's
+    # report, so it approves nothing; the label added on the old head neither.
     new_head = stack.github.push(REPO, number, {"vllm/v1/attention/backends/mla/x.py": "y = 1\n"})
     approval = stack.github.add_user_comment(REPO, number, "maintainer", "/approve-gpu")
     event = stack.github.issue_comment_event(REPO, number, approval)
     event["comment"]["created_at"] = "2020-01-01T00:00:00Z"
     stack.deliver("issue_comment", event)
+    stack.deliver("pull_request", old_label)
     wait_for(stack.idle, what="idle")
     replies = [c["body"] for c in stack.github.comments(REPO, number) if "head moved" in c["body"]]
     assert len(replies) == 1 and new_head[:12] in replies[0]
-    # A label added on the old head does not approve the new one either.
-    stack.deliver("pull_request", old_label_event)
+    assert bk.count_calls("POST", "/builds") == 0
+
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
+    wait_for(lambda: f"prbot:head={new_head}" in comment(stack, number), what="new report")
+    for payload in (labeled("contributor"), labeled("maintainer", label="documentation")):
+        stack.deliver("pull_request", payload)  # the author's own label; not an approval label
     wait_for(stack.idle, what="idle")
     assert bk.count_calls("POST", "/builds") == 0
+    stack.deliver("pull_request", labeled("maintainer"))
+    wait_for(lambda: len(bk.builds) == 3, what="builds after the label")
+    assert {b.body["commit"] for b in bk.builds.values()} >= {new_head}
+    body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
+    assert "awaiting approval" not in body.split("Details: GPU jobs")[1]
