@@ -179,6 +179,7 @@ def _command(text: str, spellings: Mapping[str, str], by_length: list[str]) -> C
 # What each command does, for `/prbot help`.
 DESCRIPTIONS: Mapping[str, str] = {
     "recheck": "run the checks again on the PR's current head; a reason may follow",
+    "approve_gpu": "approve the GPU jobs of the PR's current head (a push needs a new approval)",
     "help": "list the commands you may use here",
 }
 
