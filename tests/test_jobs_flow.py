@@ -121,3 +121,17 @@ def state_time():
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+def test_write_access_or_a_trusted_team_makes_an_author_trusted(app_context, github_server):
+    from bot.jobs.flow import _trusted, services_for
+
+    github_server.create_repo(REPO, installation_id=1, files={"a.py": "x = 1\n"})
+    services = services_for(app_context, 1)
+    context = {"trusted": False, "author": "bob", "trusted_teams": ["acme/gpu", "malformed"]}
+    assert not _trusted(services, REPO, context)
+    github_server.teams[("acme", "gpu")] = {"bob"}
+    assert _trusted(services, REPO, context)
+    github_server.set_permission(REPO, "carol", "write")
+    assert _trusted(services, REPO, {**context, "author": "carol"})
+    assert not _trusted(services, REPO, {"trusted": False})

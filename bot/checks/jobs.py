@@ -99,6 +99,9 @@ class JobsRules(CheckRules):
     # Labels that approve the PR's current head for GPU jobs when someone with write access
     # adds them (like the approval command; a push needs the label added again).
     approval_labels: list[str] = Field(default_factory=list)
+    # Teams ("org/slug") whose members' PRs dispatch GPU jobs without approval, like authors
+    # with write access.
+    trusted_teams: list[str] = Field(default_factory=list)
 
 
 def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:

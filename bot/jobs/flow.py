@@ -17,8 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
+from github import GithubException
 
 from bot.config import Settings
 from bot.github_app import InstallationClient
@@ -146,6 +148,7 @@ def report_context(
         "base_branch": pull.get("base_ref"),
         "mode": dispatch_mode(job.get("reason")),
         "benchmark": rules.benchmark.model_dump(),
+        "trusted_teams": list(rules.trusted_teams),
     }
 
 
@@ -183,7 +186,28 @@ def _trusted(services: Services, repo: str, context: Mapping[str, Any]) -> bool:
     if not author or services.client is None:
         return False
     # Write access makes an author trusted even when the association does not say so.
-    return effective_level(*services.client.permission(repo, str(author))) in TRUSTED_LEVELS
+    if effective_level(*services.client.permission(repo, str(author))) in TRUSTED_LEVELS:
+        return True
+    return any(
+        _team_member(services.client, str(team), str(author))
+        for team in context.get("trusted_teams") or []
+    )
+
+
+def _team_member(client: InstallationClient, team: str, login: str) -> bool:
+    """An active member of ``org/slug`` (GitHub: 404 for anyone else, or a team not seen)."""
+    org, _, slug = team.partition("/")
+    if not org or not slug:
+        return False
+    try:
+        _, data = client.gh.requester.requestJsonAndCheck(
+            "GET", f"/orgs/{quote(org)}/teams/{quote(slug)}/memberships/{quote(login)}"
+        )
+    except GithubException as exc:
+        if exc.status in (403, 404):
+            return False
+        raise
+    return isinstance(data, dict) and data.get("state") == "active"
 
 
 def _pull_now(

@@ -87,6 +87,7 @@ class FakeGitHub:
         self._repo_ids = IdSource(500_001)
         self._server: uvicorn.Server | None = None
         self.actions: ActionsState | None = None  # GitHub Actions' runs, once started
+        self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> members
         self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None
 

@@ -18,6 +18,7 @@ from bot.testing.rest_core import (
     paginate,
 )
 from bot.testing.state import FakeRepo, PullRequest
+from bot.testing.teams_api import register_team_routes
 
 if TYPE_CHECKING:
     from bot.testing.github_server import FakeGitHub
@@ -62,6 +63,7 @@ class RestApi:
         register_issue_routes(self, REPO)
         # GitHub Actions (the jobs' second engine): gh.actions holds its runs for tests.
         gh.actions = register_actions_routes(self, REPO)
+        gh.teams = register_team_routes(self)
 
     # --- lookups shared by handlers
     def repo(self, req: ApiRequest) -> FakeRepo:
