@@ -201,9 +201,8 @@ class Pipeline:
                 cache=state.StoreCache(self.engine),
                 open_prs=DatabaseIndex(self.engine, snapshot.repo),
                 runner=self.runner,
-                dry_run=self.settings.dry_run,
                 # uv's download cache outlives runs, so warm resolutions stay warm.
-                extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
+                uv_cache_dir=self.settings.data_dir / "uv-cache",
             )
             report = build_report(snapshot, ruleset, context)
         changed = config_change_section(snapshot, self.settings.default_rules)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot import rules
 from bot.checks import CheckContext
-from bot.checks.base import STATUS_SEVERITY, Status
+from bot.checks.base import STATUS_SEVERITY, MemoryCache, Status
 from bot.cli.common import CliError, progress, step
 from bot.gitrepo import GitError, resolve, run_git
 from bot.report import build_report, render_markdown
@@ -140,7 +140,7 @@ def resolve_revision(repo: Path, option: str, revision: str) -> None:
         raise CliError(f"{option}: no commit {revision!r} in {repo}") from None
 
 
-def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.checks.base.Cache or None
+def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.check_types.Cache or None
     """uv resolutions kept between runs, as the service keeps them in its database."""
     if no_cache:
         return None, None
@@ -167,12 +167,13 @@ def run(args: argparse.Namespace) -> int:
     ruleset = load_rules(args, snapshot)
     cache, uv_cache_dir = result_cache(args.no_cache)
     with tempfile.TemporaryDirectory(prefix="prbot-check-") as work:
-        context = CheckContext(work_dir=Path(work), runner=SandboxRunner())
-        if cache is not None:
-            context.cache = cache
-            context.extras["uv_cache_dir"] = uv_cache_dir
-        if args.open_prs:
-            context.open_prs = open_prs_from_file(args.open_prs)
+        context = CheckContext(
+            work_dir=Path(work),
+            cache=cache if cache is not None else MemoryCache(),
+            open_prs=open_prs_from_file(args.open_prs) if args.open_prs else None,
+            runner=SandboxRunner(),
+            uv_cache_dir=uv_cache_dir,
+        )
         with step("running checks"):
             report = build_report(snapshot, ruleset, context)
     if args.format == "json":

@@ -17,6 +17,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+from bot.check_types import CommandRunner
 from bot.requirements.compiled import (
     FILE_OPTIONS,
     OUTPUT_OPTIONS,
@@ -183,7 +184,7 @@ def _body(text: str) -> list[str]:
 def rerun_compiled(
     compiled: CompiledFile,
     head: Any,
-    runner: Any,
+    runner: CommandRunner | None,
     uv: str,
     work_dir: Path,
     env: dict[str, str],

@@ -159,7 +159,7 @@ reports = sa.Table(
 )
 sa.Index("ix_reports_pr_created", reports.c.repo, reports.c.number, reports.c.created_at)
 
-# Key-value cache for checks (bot.checks.base.Cache). Keys can be long (a resolution's
+# Key-value cache for checks (bot.check_types.Cache). Keys can be long (a resolution's
 # inputs), so rows are found by a SHA-256 of the key; the key itself is kept and compared.
 cache_entries = sa.Table(
     "cache_entries",
