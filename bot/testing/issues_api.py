@@ -9,7 +9,7 @@ from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found,
 from bot.testing.state import CheckRun, Comment, FakeRepo, Reaction, now_iso
 
 if TYPE_CHECKING:
-    from bot.testing.rest_api import RestApi
+    from bot.testing.host import RouteHost
 
 CHECK_STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
 CHECK_CONCLUSIONS = (
@@ -24,7 +24,7 @@ CHECK_CONCLUSIONS = (
 )
 
 
-def register_issue_routes(api: RestApi, repo_pattern: str) -> None:
+def register_issue_routes(api: RouteHost, repo_pattern: str) -> None:
     handlers = IssueHandlers(api)
     add = api.router.add
     comments = rf"{repo_pattern}/issues/(?P<number>\d+)/comments"
@@ -44,7 +44,7 @@ def register_issue_routes(api: RestApi, repo_pattern: str) -> None:
 
 
 class IssueHandlers:
-    def __init__(self, api: RestApi) -> None:
+    def __init__(self, api: RouteHost) -> None:
         self.api = api
         self.gh = api.gh
 

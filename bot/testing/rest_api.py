@@ -19,7 +19,7 @@ from bot.testing.rest_core import (
 from bot.testing.state import FakeRepo, PullRequest
 
 if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
+    from bot.testing.host import ServerState
 
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
@@ -38,7 +38,7 @@ _ROLE_RANK = ["none", "read", "triage", "write", "maintain", "admin"]
 class RestApi:
     """Route table plus handlers; every handler runs under the server's state lock."""
 
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: ServerState) -> None:
         self.gh = gh
         self.router = Router()
         add = self.router.add

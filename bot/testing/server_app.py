@@ -30,7 +30,7 @@ from bot.testing.state import Token
 from bot.testing.traffic import Hold, Injection
 
 if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
+    from bot.testing.host import ServerState
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ _JSON = "application/json; charset=utf-8"
 class ServerApp:
     """One ASGI callable; the REST handlers run in a thread under the server's state lock."""
 
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: ServerState) -> None:
         self.gh = gh
         self.api = RestApi(gh)
         self._loop: asyncio.AbstractEventLoop | None = None
