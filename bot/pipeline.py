@@ -17,7 +17,6 @@ from sqlalchemy import Engine
 from bot import rules as rules_module
 from bot.checks import CheckContext, Section, Status
 from bot.config import Settings
-from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import BlobReader
 from bot.limits import InputRejected
@@ -28,6 +27,7 @@ from bot.report import Report, build_report, render_markdown
 from bot.sandbox import SandboxRunner
 from bot.snapshot import GitTree, Snapshot, diff_files
 from bot.store import state
+from bot.store.open_prs import DatabaseIndex, apply_pull_request_event
 
 log = logging.getLogger(__name__)
 

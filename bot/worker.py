@@ -27,8 +27,6 @@ from sqlalchemy import Engine
 from bot import rules as rules_module
 from bot.commands import parse_commands, reply_text
 from bot.config import Settings
-from bot.duplicates.reconcile import reconcile
-from bot.duplicates.store import needs_reconcile
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import GitError, run_git
 from bot.locks import named_lock
@@ -36,7 +34,9 @@ from bot.metrics import JOB_LATENCY
 from bot.mirror import RepoMirror
 from bot.permissions import command_allowed, effective_level, needs_permission_lookup
 from bot.pipeline import Pipeline, parse_time, pull_summary
+from bot.reconcile import reconcile
 from bot.store import deliveries, state
+from bot.store.open_prs import needs_reconcile
 from bot.store.queue import Job, Queue
 
 log = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ class Worker:
         if self.app is None:
             return
         client = self.app.installation(int(job["installation_id"]))
-        stats = reconcile(self.engine, client.gh, job["repo"])
+        stats = reconcile(self.engine, client, job["repo"])
         log.info("reconciled %s: %s", job["repo"], stats)
         self.enqueue_reconcile(job["repo"], job["installation_id"], RECONCILE_INTERVAL)
 

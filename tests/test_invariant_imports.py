@@ -145,6 +145,17 @@ def test_logic_packages_import_nothing_above_them(modules):
     assert upward == []
 
 
+def test_logic_packages_hold_no_sql_and_no_github_client(modules):
+    reaching = [
+        f"{name} imports {imported}"
+        for name, path in modules.items()
+        if _within(name, LOGIC_PACKAGES)
+        for imported in sorted(imports_of(name, path, modules)[1])
+        if _within(imported, IO_EDGES)
+    ]
+    assert reaching == []
+
+
 # The walker itself, on a package written for the purpose: it must see what it claims to.
 
 
