@@ -198,3 +198,19 @@ def test_an_import_depends_on_the_packages_above_it_but_not_on_its_own(tmp_path)
     assert graph["bot.pkg.inner"] == {"bot.pkg.sibling"}  # its own package is under way
     assert graph["bot.user"] == {"bot.pkg", "bot.pkg.inner"}
     assert cycles(graph) == []
+
+
+def test_test_modules_never_import_each_other():
+    """Shared test data lives in conftest.py or a helpers module, not in another test file."""
+    tests = Path(__file__).resolve().parent
+    importing = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            importing += [f"{path.name} imports {n}" for n in names if n.startswith("test_")]
+    assert importing == []
