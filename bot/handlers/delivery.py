@@ -1,0 +1,21 @@
+"""``delivery`` jobs: one stored webhook, handed to the handlers of its event."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.handlers.context import HandlerContext
+from bot.handlers.registry import Event, dispatch_event, on_job
+from bot.store import deliveries
+
+
+@on_job("delivery")
+def handle_delivery(ctx: HandlerContext, job: dict[str, Any]) -> None:
+    delivery_id = job["delivery_id"]
+    delivery = deliveries.get_delivery(ctx.engine, delivery_id)
+    if delivery is None:
+        raise LookupError(f"delivery {delivery_id} is missing")
+    payload = json.loads(delivery.body)
+    event = Event(delivery.event, delivery.action or "", payload, delivery_id)
+    dispatch_event(ctx, event)
