@@ -214,3 +214,25 @@ def test_test_modules_never_import_each_other():
                 continue
             importing += [f"{path.name} imports {n}" for n in names if n.startswith("test_")]
     assert importing == []
+
+
+# Moved to bot/jobs/config.py once the jobs work in flight has landed (see bot/checks/base.py).
+RULE_MODELS_NOT_YET_MOVED = {"jobs"}
+
+
+def test_each_check_keeps_its_rule_model_in_its_logic_packages_config(modules):
+    """The agreed place (bot/checks/base.py): ``bot/<package>/config.py`` of the one logic
+    package the check drives, or the check's own module when it has no package."""
+    from bot.checks import all_checks
+
+    misplaced = []
+    for check in all_checks():
+        module = check.run.__module__
+        _, names = imports_of(module, modules[module], modules)
+        packages = {p for p in LOGIC_PACKAGES if any(_within(n, (p,)) for n in names)}
+        expected = f"{packages.pop()}.config" if len(packages) == 1 else module
+        if check.name in RULE_MODELS_NOT_YET_MOVED:
+            continue
+        if check.rules_model.__module__ != expected:
+            misplaced.append(f"{check.name}: {check.rules_model.__module__}, not {expected}")
+    assert misplaced == []
