@@ -7,10 +7,9 @@ answers every field the duplicates reconcile reads. Any other query gets a Graph
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bot.testing.host import ServerState
+from bot.testing.host import ServerState
 
 _REPOSITORY = re.compile(r'repository\(\s*owner:\s*"([^"]+)"\s*,\s*name:\s*"([^"]+)"\s*\)')
 _PULL = re.compile(r"(?:(\w+)\s*:\s*)?pullRequest\(\s*number:\s*(\d+)\s*\)")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.testing.host import RouteHost
 from bot.testing.payloads import REACTION_CONTENTS
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found, validation_failed
 from bot.testing.state import CheckRun, Comment, FakeRepo, Reaction, now_iso
-
-if TYPE_CHECKING:
-    from bot.testing.host import RouteHost
 
 CHECK_STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
 CHECK_CONCLUSIONS = (
