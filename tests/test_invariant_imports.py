@@ -216,8 +216,9 @@ def test_test_modules_never_import_each_other():
     assert importing == []
 
 
-# Moved to bot/jobs/config.py once the jobs work in flight has landed (see bot/checks/base.py).
-RULE_MODELS_NOT_YET_MOVED = {"jobs"}
+# To move to bot/<package>/config.py once the work in flight on them has landed (see
+# bot/checks/base.py): integration's is in bot/integration/rules.py, jobs' in the check module.
+RULE_MODELS_NOT_YET_MOVED = {"integration", "jobs"}
 
 
 def test_each_check_keeps_its_rule_model_in_its_logic_packages_config(modules):

@@ -8,10 +8,10 @@ needs from outside (uv, a sandboxed runner, the open-PR index) comes in through
 The shared types live in :mod:`bot.check_types` (re-exported here) so that logic packages
 need not import this package. The agreed place of a check's rule model (a
 :class:`CheckRules` subclass) is the ``config.py`` of the logic package the check drives
-(``bot/requirements/config.py``, ``bot/gendocs/config.py``, ``bot/integration/config.py``,
-``bot/review/config.py``, ``bot/duplicates/config.py``); a check without a package of its
-own (``changed_files``) keeps it in its module. The jobs check still defines its models in
-``bot/checks/jobs.py`` until they move to ``bot/jobs/config.py``.
+(``bot/requirements/config.py``, ``bot/gendocs/config.py``, ``bot/review/config.py``,
+``bot/duplicates/config.py``); a check without a package of its own (``changed_files``)
+keeps it in its module. Two are still to move, once the work in flight on them has landed:
+integration's (``bot/integration/rules.py``) and jobs' (``bot/checks/jobs.py``).
 tests/test_invariant_imports.py holds every check to this.
 """
 

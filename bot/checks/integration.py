@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bot.checks.base import Check, CheckContext, Section, Status, join_limited
 from bot.integration.checklist import Outcome, evaluate
-from bot.integration.config import Expectation, IntegrationRule, IntegrationRules
+from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.snapshot import Snapshot
 
 __all__ = ["CHECK", "Expectation", "IntegrationRule", "IntegrationRules", "run"]

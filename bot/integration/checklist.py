@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 
 from bot.check_types import Cache
 from bot.integration.aliases import aliases_from_tables, name_tables
-from bot.integration.config import Expectation, IntegrationRule, IntegrationRules
+from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.distributions import Declared, declared_as, declared_distributions
 from bot.integration.entries import file_entries
 from bot.integration.imports import ImportSite, imported_anywhere, imports_in

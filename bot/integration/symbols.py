@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from bot.integration.config import IntegrationRule
+from bot.integration.rules import IntegrationRule
 from bot.limits import InputRejected, parse_python, walk
 from bot.snapshot import Snapshot, path_matches
 
