@@ -43,8 +43,8 @@ from bot import rules as rule_sets  # noqa: E402
 from bot.checks import get_check  # noqa: E402
 from bot.checks.base import CheckContext, MemoryCache  # noqa: E402
 from bot.integration.checklist import HeadFiles, is_wired  # noqa: E402
-from bot.integration.rules import Expectation, IntegrationRule  # noqa: E402
 from bot.integration.distributions import declared_as, declared_distributions  # noqa: E402
+from bot.integration.rules import Expectation, IntegrationRule  # noqa: E402
 from bot.integration.symbols import NewSymbol, assigned_names, new_symbols  # noqa: E402
 from bot.snapshot import DirTree, Snapshot, snapshot_from_checkout  # noqa: E402
 

@@ -11,10 +11,10 @@ from packaging.utils import canonicalize_name
 
 from bot.check_types import Cache
 from bot.integration.aliases import aliases_from_tables, name_tables
-from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.distributions import Declared, declared_as, declared_distributions
 from bot.integration.entries import file_entries
 from bot.integration.imports import ImportSite, imported_anywhere, imports_in
+from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.symbols import NewSymbol, new_symbols
 from bot.limits import InputRejected
 from bot.snapshot import Snapshot, TreeReader, path_matches
