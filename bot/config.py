@@ -42,7 +42,7 @@ class CiSettings:
     # Tokens proving Buildkite's webhooks (X-Buildkite-Token or X-Buildkite-Signature).
     buildkite_webhook_tokens: tuple[str, ...] = field(default=(), repr=False)
     buildkite_webhook_max_age: float = 300.0
-    # GitHub Actions: the workflow dispatched on the PR's base branch (bot/jobs/actions.py).
+    # GitHub Actions: the workflow dispatched on the PR's base branch (bot/ci/actions.py).
     actions_workflow: str = "prbot-gpu.yml"
 
     @classmethod

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.checks import CheckContext
+from bot.ci.flow import keep_report, queue_dispatch, report_context
 from bot.github_app import InstallationClient
 from bot.gitrepo import BlobReader
 from bot.handlers.context import HandlerContext
-from bot.jobs.flow import keep_report, queue_dispatch, report_context
 from bot.mirror import RepoMirror, StaleHead
 from bot.publish import Publisher
 from bot.pulls import parse_time, pull_summary
@@ -82,7 +82,7 @@ class Pipeline:
             report.to_json(),
             markdown,
         )
-        # The whole report is kept for the GPU jobs' results (bot/jobs/flow.py).
+        # The whole report is kept for the GPU jobs' results (bot/ci/flow.py).
         context = report_context(job, pull, loaded.ruleset, mirror.path)
         dispatch = keep_report(self.engine, report, context)
         if publisher is None or client is None:

@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import ClientDisconnect
 
+from bot.ci.buildkite_intake import receive as receive_buildkite
 from bot.config import Settings
 from bot.intake_body import (
     BodySpool,
@@ -33,7 +34,6 @@ from bot.intake_body import (
     read_signed_body,
 )
 from bot.intake_writer import DeliveryWriter
-from bot.jobs.buildkite_intake import receive as receive_buildkite
 from bot.metrics import REGISTRY, QueueDepthCollector, count_delivery, exposition
 from bot.store import db
 from bot.store.queue import Queue
@@ -213,7 +213,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
 
     @app.post("/webhooks/buildkite")
     async def buildkite_webhook(request: Request) -> Response:
-        # Results of the GPU jobs prbot dispatched (bot/jobs/buildkite_intake.py).
+        # Results of the GPU jobs prbot dispatched (bot/ci/buildkite_intake.py).
         return await receive_buildkite(request, settings.ci, engine)
 
     @app.get("/healthz")

@@ -8,8 +8,8 @@ import json
 import pytest
 from github import Auth, Github
 
+from bot.ci.actions import PENDING_PREFIX, ActionsEngine, dispatch_key_in
 from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.jobs.actions import PENDING_PREFIX, ActionsEngine, dispatch_key_in
 from bot.jobs.engines import BuildRequest, EngineError
 from bot.report import MARKER
 

@@ -9,8 +9,8 @@ import time
 import httpx
 from intake_helpers import intake
 
+from bot.ci.buildkite_intake import MAX_BODY_BYTES, delivery_guid
 from bot.config import CiSettings
-from bot.jobs.buildkite_intake import MAX_BODY_BYTES, delivery_guid
 from bot.jobs.buildkite_webhook import sign
 from bot.store import deliveries
 from bot.store.queue import Queue

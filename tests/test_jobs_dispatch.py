@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from bot.ci.dispatch import PullContext, execute
 from bot.jobs.buildkite import BuildkiteEngine
-from bot.jobs.dispatch import PullContext, execute
 from bot.jobs.engines import BuildRequest, EngineError
 from bot.jobs.planner import Head, WantedJob, plan
 from bot.store import jobs as store

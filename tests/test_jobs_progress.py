@@ -6,8 +6,8 @@ import random
 from datetime import UTC, datetime
 
 from bot.checks.base import Section, Status
+from bot.ci.stored_report import report_from_json, report_to_json, with_job_progress
 from bot.jobs.progress import chart_label, mermaid_chart, overlay, safe_url
-from bot.jobs.stored_report import report_from_json, report_to_json, with_job_progress
 from bot.report import Report, render_markdown
 from bot.store.jobs import JobKey, JobRecord
 

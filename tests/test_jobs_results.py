@@ -8,10 +8,10 @@ import logging
 
 import pytest
 
+from bot.ci.results import MAX_ARTIFACT_BYTES, MAX_CONFIGS, record_state, refresh_build
 from bot.jobs.buildkite import BuildkiteEngine
 from bot.jobs.engines import BuildRequest
 from bot.jobs.redact import RedactingFilter
-from bot.jobs.results import MAX_ARTIFACT_BYTES, MAX_CONFIGS, record_state, refresh_build
 from bot.store import jobs as store
 from bot.testing.buildkite_server import FakeBuildkite
 

@@ -13,9 +13,9 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.ci.flow import queue_dispatch
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import CommandCall, Event, on_command, on_event
-from bot.jobs.flow import queue_dispatch
 from bot.permissions import effective_level
 from bot.pulls import parse_time
 from bot.store import jobs as store

@@ -1,7 +1,7 @@
 """``buildkite`` deliveries (POST /webhooks/buildkite): a build prbot made has news.
 
 The delivery only says that a job or the build finished; the states and artifacts come from
-Buildkite's API (bot/jobs/results.py), the records are updated, and the report of each head
+Buildkite's API (bot/ci/results.py), the records are updated, and the report of each head
 the build belongs to is re-rendered and republished without running the checks.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 
+from bot.ci.flow import services_for, take_build_news
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import Event, on_event
 from bot.jobs.buildkite_webhook import HANDLED_EVENTS
 from bot.jobs.engines import DISPATCH_META, BuildRef
-from bot.jobs.flow import services_for, take_build_news
 from bot.store import jobs as store
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.ci.flow import DISPATCH_JOB, dispatch_head, services_for
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import on_job
-from bot.jobs.flow import DISPATCH_JOB, dispatch_head, services_for
 
 
 @on_job(DISPATCH_JOB)

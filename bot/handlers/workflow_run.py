@@ -1,4 +1,4 @@
-"""``workflow_run``: a GitHub Actions run prbot dispatched has news (bot/jobs/actions.py).
+"""``workflow_run``: a GitHub Actions run prbot dispatched has news (bot/ci/actions.py).
 
 A run is matched back to its job records by its id (GitHub named it when the dispatch was
 made), else by the dispatch key in its name (``run-name: prbot <key>``; older servers return
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 
+from bot.ci.actions import dispatch_key_in
+from bot.ci.flow import services_for, take_build_news
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import Event, on_event
-from bot.jobs.actions import dispatch_key_in
 from bot.jobs.engines import BuildRef
-from bot.jobs.flow import services_for, take_build_news
 from bot.store import jobs as store
 
 log = logging.getLogger(__name__)

@@ -119,7 +119,7 @@ def register(name: str) -> Callable[[EngineFactory], EngineFactory]:
 
 
 # The engines prbot ships; each module registers itself when imported.
-BUILTIN_ENGINE_MODULES = ("bot.jobs.buildkite", "bot.jobs.actions")
+BUILTIN_ENGINE_MODULES = ("bot.jobs.buildkite", "bot.ci.actions")
 
 
 def make_engine(name: str, **settings: Any) -> Engine:

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bot.jobs.records import ACTIVE, JobKey, JobRecord, JobSpec
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
-from bot.store.jobs import ACTIVE, JobKey, JobRecord, JobSpec
 
 Mode = Literal["event", "recheck", "recheck_all", "approval"]
 RETRYABLE = ("failed", "timed_out", "canceled")

@@ -14,11 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.checks.base import Section, Status
+from bot.check_types import Section, Status
 from bot.jobs.benchmark_results import samples_from_runs
 from bot.jobs.compare import FAILED, IMPROVEMENT, INCONCLUSIVE, REGRESSION, compare
+from bot.jobs.records import ACTIVE, JobRecord
 from bot.jobs.selection import BENCHMARK
-from bot.store.jobs import ACTIVE, JobRecord
 
 # A chart of more configurations than this is unreadable; the table has them all.
 MAX_CHART_BARS = 24

@@ -10,95 +10,32 @@ build id and asks the engine for the build with that key before creating one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from bot.jobs.schema import ci_approvals, ci_jobs, ci_reports
+from bot.ci.schema import ci_approvals, ci_jobs, ci_reports
+from bot.jobs.records import (
+    ACTIVE,
+    UNDISPATCHED,
+    JobKey,
+    JobRecord,
+    JobSpec,
+)
 from bot.store.db import reading
 from bot.store.dialect import upsert
 from bot.store.schema import utcnow
 
-UNDISPATCHED = ("selected", "awaiting_approval")
-ACTIVE = ("queued", "running")
-FINISHED = ("passed", "failed", "timed_out", "canceled")
 
-
-@dataclass(frozen=True)
-class JobKey:
-    """What a record is about: one job of one PR head, on one side of a comparison."""
-
-    repo: str
-    number: int
-    head_sha: str
-    name: str
-    side: str = "head"
-
-    def where(self) -> sa.ColumnElement[bool]:
-        return sa.and_(
-            ci_jobs.c.repo == self.repo,
-            ci_jobs.c.number == self.number,
-            ci_jobs.c.head_sha == self.head_sha,
-            ci_jobs.c.name == self.name,
-            ci_jobs.c.side == self.side,
-        )
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    """A selected job as the record keeps it (everything but its progress)."""
-
-    key: JobKey
-    commit_sha: str
-    kind: str
-    engine: str
-    hardware: str
-    step_key: str | None = None
-    spec: dict[str, Any] = field(default_factory=dict)  # backends, config, reason, runs
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "repo": self.key.repo,
-            "number": self.key.number,
-            "head_sha": self.key.head_sha,
-            "name": self.key.name,
-            "side": self.key.side,
-            "commit_sha": self.commit_sha,
-            "kind": self.kind,
-            "engine": self.engine,
-            "hardware": self.hardware,
-            "step_key": self.step_key,
-            "spec": self.spec,
-        }
-
-
-@dataclass(frozen=True)
-class JobRecord:
-    id: int
-    key: JobKey
-    commit_sha: str
-    kind: str
-    engine: str
-    hardware: str
-    step_key: str | None
-    spec: dict[str, Any]
-    state: str
-    attempt: int
-    dispatch_key: str | None
-    build_id: str | None
-    build_number: int | None
-    build_url: str | None
-    job_url: str | None
-    results: list[dict[str, float]] | None
-    error: str | None
-    updated_at: datetime
-
-    @property
-    def claimed_without_build(self) -> bool:
-        """Claimed for a dispatch whose build was never recorded (a crash, or in flight)."""
-        return self.state == "queued" and self.dispatch_key is not None and self.build_id is None
+def _key_where(key: JobKey) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        ci_jobs.c.repo == key.repo,
+        ci_jobs.c.number == key.number,
+        ci_jobs.c.head_sha == key.head_sha,
+        ci_jobs.c.name == key.name,
+        ci_jobs.c.side == key.side,
+    )
 
 
 def _record(row: sa.Row) -> JobRecord:
@@ -159,7 +96,7 @@ def active_for_commit(engine: sa.Engine, engine_name: str, commit_sha: str) -> l
 
 
 def get_record(engine: sa.Engine, key: JobKey) -> JobRecord | None:
-    found = _select(key.where(), engine)
+    found = _select(_key_where(key), engine)
     return found[0] if found else None
 
 
@@ -221,7 +158,7 @@ def claim(engine: sa.Engine, spec: JobSpec, *, attempt: int, dispatch_key: str) 
                 return True
         moved = connection.execute(
             sa.update(ci_jobs)
-            .where(spec.key.where(), ci_jobs.c.attempt == attempt - 1)
+            .where(_key_where(spec.key), ci_jobs.c.attempt == attempt - 1)
             .values(**values, commit_sha=spec.commit_sha, spec=spec.spec, step_key=spec.step_key)
         ).rowcount
         return moved == 1

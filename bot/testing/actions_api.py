@@ -14,14 +14,11 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.testing.host import RouteHost, ServerState
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found
 from bot.testing.state import now_iso
-
-if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
-    from bot.testing.rest_api import RestApi
 
 
 @dataclass
@@ -53,7 +50,7 @@ class RawResponse(ApiResponse):
 
 
 class ActionsState:
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: ServerState) -> None:
         self.gh = gh
         self.runs: dict[int, FakeRun] = {}
         # False: answer dispatches with 204 and no run, as GHES before 3.18 does.
@@ -134,7 +131,7 @@ class ActionsState:
         }
 
 
-def register_actions_routes(api: RestApi, repo_pattern: str) -> ActionsState:
+def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
     state = ActionsState(api.gh)
     add = api.router.add
     workflow = rf"{repo_pattern}/actions/workflows/(?P<workflow>[^/]+)"

@@ -26,11 +26,11 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
 from bot.testing import webhooks
-from bot.testing.actions_api import ActionsState
 from bot.testing.auth import generate_private_key_pem, mint_installation_token, public_key_pem
 from bot.testing.bare_repo import BareRepo
 from bot.testing.payloads import Shapes
@@ -86,7 +86,8 @@ class FakeGitHub:
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
         self._server: uvicorn.Server | None = None
-        self.actions: ActionsState | None = None  # GitHub Actions' runs, once started
+        # GitHub Actions' runs (bot.testing.actions_api.ActionsState), set once started.
+        self.actions: Any = None
         self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> members
         self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None

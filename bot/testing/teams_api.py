@@ -5,15 +5,11 @@ gh.teams[("acme", "gpu-maintainers")] = {"alice"}
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from bot.testing.host import RouteHost
 from bot.testing.rest_core import ApiRequest, ApiResponse, not_found
 
-if TYPE_CHECKING:
-    from bot.testing.rest_api import RestApi
 
-
-def register_team_routes(api: RestApi) -> dict[tuple[str, str], set[str]]:
+def register_team_routes(api: RouteHost) -> dict[tuple[str, str], set[str]]:
     teams: dict[tuple[str, str], set[str]] = {}
 
     def membership(req: ApiRequest) -> ApiResponse:

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from bot.checks.base import Section, Status
+from bot.check_types import Section, Status
 from bot.jobs.progress import overlay
+from bot.jobs.records import JobRecord
 from bot.report import Report
-from bot.store.jobs import JobRecord
 
 JOBS_CHECK = "jobs"
 

@@ -22,20 +22,20 @@ from urllib.parse import quote
 import sqlalchemy as sa
 from github import GithubException
 
-from bot.config import Settings
-from bot.github_app import InstallationClient
-from bot.gitrepo import GitError, run_git
-from bot.jobs.dispatch import Outcome, PullContext, execute
-from bot.jobs.engines import BuildRef, Engine, EngineError, make_engine
-from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
-from bot.jobs.results import refresh_build
-from bot.jobs.selection import BENCHMARK
-from bot.jobs.stored_report import (
+from bot.ci.dispatch import Outcome, PullContext, execute
+from bot.ci.results import refresh_build
+from bot.ci.stored_report import (
     jobs_section,
     report_from_json,
     report_to_json,
     with_job_progress,
 )
+from bot.config import Settings
+from bot.github_app import InstallationClient
+from bot.gitrepo import GitError, run_git
+from bot.jobs.engines import BuildRef, Engine, EngineError, make_engine
+from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
+from bot.jobs.selection import BENCHMARK
 from bot.locks import named_lock
 from bot.permissions import effective_level
 from bot.publish import Publisher, check_run_fields

@@ -51,7 +51,7 @@ ENGINE_STATES = {
     "skipped": "canceled",
     "not_run": "canceled",
     "waiting_failed": "canceled",
-    # GitHub Actions' conclusions (bot/jobs/actions.py).
+    # GitHub Actions' conclusions (bot/ci/actions.py).
     "success": "passed",
     "failure": "failed",
     "cancelled": "canceled",
