@@ -23,6 +23,9 @@ HANDLED_ACTIONS: dict[str, frozenset[str] | None] = {
         {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed"}
     ),
     "issue_comment": frozenset({"created"}),
+    # GitHub's Re-run buttons, and the "Apply fix" button prbot puts on its check run.
+    "check_run": frozenset({"rerequested", "requested_action"}),
+    "check_suite": frozenset({"rerequested"}),
     "installation": None,  # every action
     "installation_repositories": None,
 }

@@ -362,6 +362,33 @@ class FakeGitHub:
                 raise ValueError(f"no comment {comment['id']} in {full_name}")
             return webhooks.issue_comment_event(self.shapes, repo, pr, stored, action)
 
+    def check_run_event(
+        self,
+        full_name: str,
+        run_id: int,
+        action: str = "rerequested",
+        *,
+        sender: str = "octocat",
+        identifier: str | None = None,
+    ) -> dict:
+        """A check_run delivery for one of the bot's runs (Re-run, or a requested action)."""
+        with self.lock:
+            repo = self._repo(full_name)
+            run = repo.check_runs[run_id]
+            return webhooks.check_run_event(
+                self.shapes, repo, run, action, sender, identifier=identifier
+            )
+
+    def check_suite_event(
+        self, full_name: str, run_id: int, action: str = "rerequested", *, sender: str = "octocat"
+    ) -> dict:
+        """A check_suite delivery for the suite holding ``run_id``."""
+        with self.lock:
+            repo = self._repo(full_name)
+            return webhooks.check_suite_event(
+                self.shapes, repo, repo.check_runs[run_id], action, sender
+            )
+
     def installation_event(self, installation_id: int, action: str = "created") -> dict:
         with self.lock:
             inst = self.installations[installation_id]
