@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.gendocs.patch import unified_patch
 from bot.gitrepo import GitError
 from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled
 from bot.requirements.config import RequirementsRules
@@ -23,7 +24,7 @@ from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Cell, Target, build_targets, cells
 from bot.requirements.moves import base_paths
 from bot.requirements.parser import Problem
-from bot.requirements.rerun import rerun_compiled
+from bot.requirements.rerun import rerun_compiled_file
 from bot.requirements.resolve import Resolution, UvResolver, scrub_paths, uv_binary
 from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
 from bot.requirements.sources import Ignored, SourcePolicy
@@ -45,6 +46,9 @@ class StaleCompiled:
     compiled: CompiledFile | None = field(default=None, repr=False)
     verdict: str = "stale"  # stale | may be stale (bot.requirements.staleness)
     reasons: list[str] = field(default_factory=list)
+    # The patch that makes the committed file what its command writes now (a re-run that
+    # differs): what "Apply fix" and `/prbot fix requirements` push (bot/fixes).
+    fix_patch: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +58,7 @@ class StaleCompiled:
             "rerun_detail": self.rerun_detail,
             "verdict": self.verdict,
             "reasons": self.reasons,
+            "fix_patch": self.fix_patch,
         }
 
 
@@ -305,7 +310,7 @@ def _rerun(
     compiled = item.compiled
     resolver = UvResolver(context.runner, None, context.work_dir, cache_dir=uv_cache_dir(context))
     try:
-        item.rerun, item.rerun_detail = rerun_compiled(
+        item.rerun, item.rerun_detail, fixed = rerun_compiled_file(
             compiled,
             snapshot.head,
             context.runner,
@@ -316,6 +321,10 @@ def _rerun(
             timeout=rules.uv_timeout_seconds,
             policy=policy,
         )
+        if fixed is not None:
+            item.fix_patch = unified_patch(
+                compiled.path, snapshot.head.read_text(compiled.path) or "", fixed
+            )
     except (GitError, OSError, tarfile.TarError) as exc:  # report, do not crash
         item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {scrub_paths(str(exc))}"
 
