@@ -148,7 +148,7 @@ def commit_message(patches: list[FilePatch], fix_head: str, requester: str) -> s
     files = "\n".join(f"- {p.path}" for p in patches)
     return (
         f"Apply prbot's fix: regenerate {what}\n\n"
-        f"The patches from prbot's report for {fix_head}, as asked by @{requester}:\n"
+        f"The patches from prbot's report for {fix_head}, as asked by {requester}:\n"
         f"{files}\n\n{COMMIT_TRAILER}\n"
     )
 

@@ -117,7 +117,9 @@ def push(mirror: Path, url: str, token: str | None, sha: str, branch: str) -> No
         line = next(line for line in out.splitlines() if "[remote rejected]" in line)
         raise PushRefused(f"GitHub refused the push: {line.split('[remote rejected]')[-1].strip()}")
     lowered = err.lower()
-    if any(word in lowered for word in ("403", "401", "permission", "not found", "denied")):
+    # 401 (a token GitHub does not take) shows as git wanting a user name it may not ask for.
+    refusals = ("403", "401", "permission", "not found", "denied", "could not read username")
+    if any(word in lowered for word in refusals):
         raise PushRefused("GitHub did not let prbot push to the PR's branch")
     last = err.strip().splitlines()[-1] if err.strip() else "failed"
     raise GitError(f"git push: {last}")

@@ -144,9 +144,12 @@ class ServerApp:
         env = cgi_environment(
             self.gh.root, method=method, path_info=path_info, query=raw_query, headers=headers
         )
-        await serve_git(receive, send, env=env, on_status=record)
-        if pushing and method == "POST":
+
+        async def after_push() -> None:
             await run_in_threadpool(self.gh.after_push, repo.full_name)
+
+        done = after_push if pushing and method == "POST" else None
+        await serve_git(receive, send, env=env, on_status=record, before_end=done)
 
     def dispatch(self, req: ApiRequest) -> ApiResponse:
         """Route, authenticate and answer one REST request (GitHub's error shapes on failure)."""
