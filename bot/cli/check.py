@@ -21,6 +21,7 @@ from bot.snapshot import GitTree, snapshot_from_checkout
 EXAMPLES = """\
 examples:
   prbot check --repo . --base origin/main --head HEAD
+  GITHUB_TOKEN=... prbot check --pr vllm-project/vllm#12345   # or the PR's URL
   prbot check --repo ~/vllm --base v0.20.2 --head v0.21.0 --format json --fail-on fail
   prbot check --repo . --base main --head HEAD --open-prs prs.jsonl   # with duplicates
 """
@@ -42,11 +43,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--repo", help="a git checkout (any directory inside one works)")
+    parser.add_argument("--base", help="base revision (branch, tag or SHA)")
+    parser.add_argument("--head", help="head revision (branch, tag or SHA)")
     parser.add_argument(
-        "--repo", required=True, help="a git checkout (any directory inside one works)"
+        "--pr",
+        metavar="OWNER/REPO#N",
+        help="instead of --repo/--base/--head: fetch this pull request (or its URL) into a "
+        "local mirror and check it as the service would; the token comes from GITHUB_TOKEN "
+        "or GH_TOKEN, the API from PRBOT_GITHUB_API_URL, and trust from the author's "
+        "association with the repository",
     )
-    parser.add_argument("--base", required=True, help="base revision (branch, tag or SHA)")
-    parser.add_argument("--head", required=True, help="head revision (branch, tag or SHA)")
     parser.add_argument(
         "--rules",
         help="rule file (default: the repo's .github/prbot.yml at base over the built-in set)",
@@ -143,15 +150,18 @@ def resolve_revision(repo: Path, option: str, revision: str) -> None:
         raise CliError(f"{option}: no commit {revision!r} in {repo}") from None
 
 
+def cli_data_dir() -> Path:
+    """Where the CLI keeps what outlives a run: PRBOT_DATA_DIR, else ~/.cache/prbot."""
+    return Path(os.environ.get("PRBOT_DATA_DIR", "").strip() or Path.home() / ".cache" / "prbot")
+
+
 def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.checks.base.Cache or None
     """uv resolutions kept between runs, as the service keeps them in its database."""
     if no_cache:
         return None, None
     from bot.store import db, state
 
-    data_dir = Path(
-        os.environ.get("PRBOT_DATA_DIR", "").strip() or Path.home() / ".cache" / "prbot"
-    )
+    data_dir = cli_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True)
     engine = db.make_engine(f"sqlite:///{data_dir.resolve() / 'check-cache.sqlite'}")
     db.migrate(engine)
@@ -159,6 +169,20 @@ def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.checks.base.Cache or N
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pr is not None:
+        if args.repo or args.base or args.head:
+            raise CliError(
+                "--pr takes the place of --repo, --base and --head; give one or the other"
+            )
+        from bot.cli.check_pr import check_pull_request
+
+        return check_pull_request(args)
+    missing = [name for name in ("repo", "base", "head") if not getattr(args, name)]
+    if missing:
+        raise CliError(
+            f"give --repo, --base and --head (missing: {', '.join('--' + m for m in missing)}), "
+            "or --pr OWNER/REPO#N"
+        )
     repo = checkout_root(Path(args.repo).expanduser())
     resolve_revision(repo, "--base", args.base)
     resolve_revision(repo, "--head", args.head)
@@ -176,6 +200,13 @@ def run(args: argparse.Namespace) -> int:
             )
     except GitError as exc:
         raise CliError(str(exc)) from None
+    return report_and_exit(args, snapshot, loaded)
+
+
+def report_and_exit(
+    args: argparse.Namespace, snapshot, loaded: LoadedRules, *, html_base: str | None = None
+) -> int:  # noqa: ANN001 - a bot.snapshot.Snapshot
+    """Run the checks on ``snapshot`` (closing it), print the report, and say how to exit."""
     cache, uv_cache_dir = result_cache(args.no_cache)
     open_prs = open_prs_from_file(args.open_prs) if args.open_prs else None
     with tempfile.TemporaryDirectory(prefix="prbot-check-") as work:
@@ -195,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(render_markdown(report))
+        print(render_markdown(report, html_base=html_base or "https://github.com"))
     if args.fail_on and any(s.status in FAILING[args.fail_on] for s in report.sections):
         worst = max(report.sections, key=lambda s: STATUS_SEVERITY[s.status])
         progress(f"--fail-on {args.fail_on}: {worst.check} is {worst.status}")
