@@ -45,7 +45,8 @@ def test_one_row_per_name_with_the_places_still_missing(git_repo, check_context)
     assert "<th>New name</th>" in html and "<th>Still missing from</th>" in html
     assert "Looked in" not in html  # the places say where they looked
     rows = _table_rows(html)
-    assert [row[0] for row in rows] == ["<code>TOKENSPEED_MLA</code>", "<code>tokenspeed_mla</code>"]
+    names = [row[0] for row in rows]
+    assert names == ["<code>TOKENSPEED_MLA</code>", "<code>tokenspeed_mla</code>"]
     member = rows[0]
     # Introduced once, linked to the line at head.
     assert html.count(f"{REGISTRY}:7") == 1
