@@ -208,3 +208,11 @@ def test_fix_with_nothing_to_fix_and_a_bad_argument(stack):
     assert "has no requirements fix to apply" in replies(stack, repo, number)[0]
     comment_fix(stack, repo, number, "maintainer", "/prbot fix everything")
     assert "'everything' is not something prbot fixes" in replies(stack, repo, number)[1]
+
+
+def test_a_reader_is_told_who_may_fix(stack):
+    repo, number, _, _ = drifted_pr(stack)
+    comment_fix(stack, repo, number, "reader")
+    assert stack.github.pushes(repo) == []
+    [reply] = replies(stack, repo, number)
+    assert reply == "@reader only people with write access can run `/prbot fix` here."

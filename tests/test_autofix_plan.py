@@ -71,6 +71,13 @@ def test_no_fix_from_in_sync_docs_unproved_files_or_patches_of_other_paths():
     assert fixes_in(report(docs_section(patch=other))) == []  # names another file
     both = DOC_PATCH + other
     assert fixes_in(report(docs_section(patch=both))) == []
+    swapped = DOC_PATCH.replace("--- a/docs/x.md", "--- a/setup.py")
+    assert fixes_in(report(docs_section(patch=swapped))) == []
+    git_header = "diff --git a/docs/x.md b/docs/x.md\nnew file mode 100755\n" + DOC_PATCH
+    assert fixes_in(report(docs_section(patch=git_header))) == []
+    # A doc whose own added line reads like a header ("++ b/x" added is "+++ b/x").
+    sneaky = unified_patch("docs/x.md", "old\n", "new\n++ b/.github/workflows/ci.yml\n")
+    assert fixes_in(report(docs_section(patch=sneaky))) == []
     assert fixes_in({"sections": [{"check": "generated_docs", "findings": ["junk"]}]}) == []
     assert not has_fix({})
 

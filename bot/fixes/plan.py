@@ -28,7 +28,13 @@ MAX_PATCH_CHARS = 2_000_000
 # A comment is at most 65,536 characters; the suggestion leaves room for the reply's text.
 MAX_COMMENT_CHARS = 60_000
 COMMIT_TRAILER = "Pushed-by: prbot autofix"
-_DIFF_PATH = re.compile(r"^\+\+\+ b/(.+)$", re.M)
+_NEW_PATH = re.compile(r"^\+\+\+ (.*)$", re.M)
+_OLD_PATH = re.compile(r"^--- (.*)$", re.M)
+# Headers that make git apply do more than edit one file's text.
+_GIT_HEADERS = re.compile(
+    r"^(diff --git|rename |copy |new file mode|deleted file|old mode|new mode|similarity |Binary )",
+    re.M,
+)
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,11 @@ def parse_kinds(argument: str) -> tuple[tuple[str, ...], str | None]:
 
 
 def _patch_names_path(patch: str, path: str) -> bool:
-    # The patch must touch exactly the file the finding names: nothing else can be pushed.
-    return _DIFF_PATH.findall(patch) == [path]
+    """Whether the patch edits the text of exactly the file the finding names, and nothing
+    else. Conservative: a doc whose own lines look like diff headers is not pushed."""
+    if _GIT_HEADERS.search(patch):
+        return False
+    return _NEW_PATH.findall(patch) == [f"b/{path}"] and _OLD_PATH.findall(patch) == [f"a/{path}"]
 
 
 def fixes_in(report: dict[str, Any], kinds: Iterable[str] = KINDS) -> list[FilePatch]:
