@@ -112,9 +112,9 @@ def _report(head: str) -> dict:
     return {"head_sha": head, "sections": [{"check": "generated_docs", "findings": [finding]}]}
 
 
-def test_a_job_that_crashed_after_pushing_records_the_push_and_pushes_nothing_more(
-    world, tmp_path, monkeypatch
-):
+@pytest.fixture
+def fixer(world, tmp_path):
+    """A handler context on the test server, a stored report with the fix, and a fix job."""
     gh, number, head, _, _ = world
     gh.set_permission(REPO, "maintainer", "write")
     key = tmp_path / "app.pem"
@@ -142,6 +142,18 @@ def test_a_job_that_crashed_after_pushing_records_the_push_and_pushes_nothing_mo
         "head_sha": None,
         "request": "comment-1",
     }
+    yield gh, ctx, job, number, head
+    engine.dispose()
+
+
+def _bodies(gh, number):
+    return [c["body"] for c in gh.comments(REPO, number)]
+
+
+def test_a_job_that_crashed_after_pushing_records_the_push_and_pushes_nothing_more(
+    fixer, monkeypatch
+):
+    gh, ctx, job, number, head = fixer
     finish = state.finish_effect
 
     def crash(engine_, key_, *args, **kwargs):
@@ -156,8 +168,32 @@ def test_a_job_that_crashed_after_pushing_records_the_push_and_pushes_nothing_mo
     monkeypatch.setattr(state, "finish_effect", finish)
     run_fix(ctx, job)  # the retry: the pushed commit is recognised, not pushed again
     assert gh.pushes(REPO) == [("feature", head, pushed)]
-    effect = state.get_effect(engine, f"fix_push:{REPO}#{number}@{head}")
+    effect = state.get_effect(ctx.engine, f"fix_push:{REPO}#{number}@{head}")
     assert (effect.state, effect.external_id) == ("done", pushed)
-    [reply] = [c["body"] for c in gh.comments(REPO, number)]
+    [reply] = _bodies(gh, number)
     assert f"prbot pushed `{pushed[:12]}`" in reply
-    engine.dispose()
+    # Asked again in another comment: the head's one push is named, nothing is pushed.
+    run_fix(ctx, {**job, "request": "comment-2"})
+    assert len(gh.pushes(REPO)) == 1
+    assert f"prbot pushed `{pushed[:12]}`" in _bodies(gh, number)[1]
+
+
+def test_a_patch_that_no_longer_applies_is_posted_not_pushed(fixer):
+    gh, ctx, job, number, head = fixer
+    stale = unified_patch("docs/modules.md", "something else\n", FIXED)
+    report = _report(head)
+    report["sections"][0]["findings"][0]["patch"] = stale
+    state.save_report(ctx.engine, REPO, number, head, "fail", report, "")
+    run_fix(ctx, job)
+    assert gh.pushes(REPO) == []
+    [reply] = _bodies(gh, number)
+    assert "did not push the fix: the patch for docs/modules.md does not apply" in reply
+    assert state.get_effect(ctx.engine, f"fix_push:{REPO}#{number}@{head}") is None
+
+
+def test_no_report_for_the_head_and_no_app(fixer):
+    gh, ctx, job, number, _ = fixer
+    run_fix(ctx, {**job, "head_sha": "c" * 40})
+    assert "the latest report for `cccccccccccc` has no docs fix" in _bodies(gh, number)[0]
+    run_fix(ctx, {**job, "installation_id": None, "request": "comment-3"})  # dry run: nothing
+    assert gh.pushes(REPO) == [] and len(_bodies(gh, number)) == 1
