@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import sys
+
 import pytest
 
 from bot.config import Settings
@@ -15,6 +18,7 @@ from bot.mirror import RepoMirror
 from bot.store import state
 from bot.store.db import make_engine, migrate
 from bot.store.queue import Queue
+from bot.testing.github_server import FakeGitHub
 
 REPO = "acme/fixme"
 DOC = "# Modules\n\n- a.py\n"
@@ -23,11 +27,23 @@ PATCH = FilePatch("docs", "docs/modules.md", unified_patch("docs/modules.md", DO
 AUTHOR = ("prbot[bot]", "prbot[bot]@users.noreply.github.com")
 
 
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One test server for the module (its key pair is the slow part); a repository per test."""
+    with FakeGitHub(root=tmp_path_factory.mktemp("github")) as gh:
+        gh.add_installation(1, "acme")
+        yield gh
+
+
 @pytest.fixture
-def world(github_server, tmp_path):
+def world(server, tmp_path, monkeypatch):
     """A repository with one PR (same-repo branch), fetched into a mirror."""
-    gh = github_server
-    gh.add_installation(1, "acme")
+    gh = server
+    # Each test has its own repository on the shared server, under the module's one name.
+    monkeypatch.setattr(sys.modules[__name__], "REPO", f"acme/fixme-{next(_names)}")
     gh.create_repo(REPO, installation_id=1, files={"docs/modules.md": DOC, "pkg/a.py": "A\n"})
     head = gh.commit(REPO, "feature", {"pkg/b.py": "B\n"}, "add b")
     pr = gh.open_pull_request(REPO, head_branch="feature", title="b", author="alice")
@@ -89,9 +105,9 @@ def test_push_fast_forwards_and_never_forces(world):
         push(mirror.path, gh.git_url(REPO), "wrong-token", sha, "feature")
 
 
-def test_a_fork_takes_the_push_only_when_it_allows_maintainer_edits(github_server, tmp_path):
-    gh = github_server
-    gh.add_installation(1, "acme")
+def test_a_fork_takes_the_push_only_when_it_allows_maintainer_edits(server, tmp_path, monkeypatch):
+    gh = server
+    monkeypatch.setattr(sys.modules[__name__], "REPO", f"acme/fork-{next(_names)}")
     gh.create_repo(REPO, installation_id=1, files={"docs/modules.md": DOC})
     head = gh.commit(REPO, "patch-1", {"pkg/b.py": "B\n"}, "add b")
     pr = gh.open_pull_request(REPO, head_branch="patch-1", title="b", fork_owner="alice")

@@ -75,18 +75,6 @@ def test_rerun_all_checks_on_the_suite(stack):
     assert _pipeline_jobs(stack, repo)[-1].payload["reason"] == "check_suite.rerequested"
 
 
-def test_rerun_of_a_replaced_head_does_nothing(stack):
-    repo, number, _, run_id = _reported_pr(stack)
-    old_payload = stack.github.check_run_event(repo, run_id, "rerequested", sender="alice")
-    stack.github.push(repo, number, {"core.py": "x = 3\n"}, "newer")
-    before = len(_pipeline_jobs(stack, repo))
-    response = stack.deliver("check_run", old_payload)
-    assert response.status_code == 202
-    wait_for(stack.idle, what="idle queue")
-    assert len(_pipeline_jobs(stack, repo)) == before
-    assert stack.github.check_run_history(repo, run_id) == ["in_progress", "completed"]
-
-
 def test_rerun_of_a_fork_pr_finds_it_by_head(stack):
     # GitHub leaves PRs from forks out of check_run.pull_requests.
     repo, number, _, run_id = _reported_pr(stack, fork_owner="alice")
@@ -99,23 +87,23 @@ def test_rerun_of_a_fork_pr_finds_it_by_head(stack):
     wait_for(stack.idle, what="idle queue")
 
 
-def test_another_apps_check_run_is_left_alone(stack):
-    repo, _, _, run_id = _reported_pr(stack)
-    payload = stack.github.check_run_event(repo, run_id, "rerequested", sender="alice")
-    payload["check_run"]["app"]["id"] = 999
+def test_refused_at_intake_other_apps_runs_and_replaced_heads_do_nothing(stack):
+    repo, number, _, run_id = _reported_pr(stack)
     before = len(_pipeline_jobs(stack, repo))
-    stack.deliver("check_run", payload)
+    payload = stack.github.check_run_event(repo, run_id, "rerequested", sender="alice")
+    bad_head = {**payload, "check_run": {**payload["check_run"], "head_sha": "not-a-sha"}}
+    response = stack.deliver("check_run", bad_head)
+    assert response.status_code == 400 and "check_run.head_sha" in response.text
+    suite = stack.github.check_suite_event(repo, run_id, "rerequested", sender="alice")
+    suite["check_suite"]["pull_requests"] = [{"number": "1"}]
+    assert stack.deliver("check_suite", suite).status_code == 400
+    other_app = {**payload, "check_run": {**payload["check_run"], "app": {"id": 999}}}
+    stack.deliver("check_run", other_app)
     wait_for(stack.idle, what="idle queue")
     assert len(_pipeline_jobs(stack, repo)) == before
-
-
-def test_intake_refuses_a_check_run_without_a_usable_head(stack):
-    repo, _, _, run_id = _reported_pr(stack)
-    payload = stack.github.check_run_event(repo, run_id, "rerequested", sender="alice")
-    payload["check_run"]["head_sha"] = "not-a-sha"
-    response = stack.deliver("check_run", payload)
-    assert response.status_code == 400
-    assert "check_run.head_sha" in response.text
-    payload = stack.github.check_suite_event(repo, run_id, "rerequested", sender="alice")
-    payload["check_suite"]["pull_requests"] = [{"number": "1"}]
-    assert stack.deliver("check_suite", payload).status_code == 400
+    # A re-run of a head a push has replaced: nothing runs, the old run stays as it was.
+    stack.github.push(repo, number, {"core.py": "x = 3\n"}, "newer")
+    assert stack.deliver("check_run", payload).status_code == 202
+    wait_for(stack.idle, what="idle queue")
+    assert len(_pipeline_jobs(stack, repo)) == before
+    assert stack.github.check_run_history(repo, run_id) == ["in_progress", "completed"]
