@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.checks import CheckContext
-from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
 from bot.github_app import InstallationClient
 from bot.gitrepo import BlobReader
 from bot.handlers.context import HandlerContext
@@ -24,6 +23,7 @@ from bot.report import Report, render_markdown
 from bot.runner import LoadedRules, build_report, decide_trust, rules_from_tree
 from bot.snapshot import GitTree, Snapshot, diff_files
 from bot.store import state
+from bot.store.open_prs import DatabaseIndex, apply_pull_request_event
 
 log = logging.getLogger(__name__)
 
@@ -138,9 +138,8 @@ class Pipeline:
                 cache=state.StoreCache(self.engine),
                 open_prs=DatabaseIndex(self.engine, snapshot.repo),
                 runner=self.ctx.sandbox,
-                dry_run=self.settings.dry_run,
                 # uv's download cache outlives runs, so warm resolutions stay warm.
-                extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
+                uv_cache_dir=self.settings.data_dir / "uv-cache",
             )
             return build_report(
                 snapshot, loaded, context, default_rules=self.settings.default_rules

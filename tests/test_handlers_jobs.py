@@ -85,7 +85,7 @@ def test_a_superseded_head_is_skipped(handler_context, github_server, pull):
 
 
 def test_reconcile_lists_open_prs_and_comes_back_later(app_context, github_server, pull):
-    from bot.duplicates.store import open_pr_count
+    from bot.store.open_prs import open_pr_count
 
     reconcile_open_prs(app_context, {"repo": REPO, "installation_id": 1})
     assert open_pr_count(app_context.engine, REPO) == 1

@@ -6,13 +6,47 @@ from __future__ import annotations
 import re
 
 from github_render import HtmlShape, render_gfm
-from test_integration_check import BACKEND_MODULE, BASE, NEW_MEMBER, REGISTRY, _run
 
-from bot.checks import Section, Status
+from bot import rules
+from bot.checks import Section, Status, get_check
 from bot.checks.integration import by_name
 from bot.report import Report, render_markdown
+from bot.snapshot import snapshot_from_checkout
 
 HTML_BASE = "https://github.com"
+# A vLLM-shaped tree: a new attention backend, and the places the built-in rules expect it.
+REGISTRY = "vllm/v1/attention/backends/registry.py"
+BASE = {
+    REGISTRY: (
+        "import enum\n\n\nclass AttentionBackendEnum(enum.Enum):\n"
+        '    FLASHMLA = "vllm.v1.attention.backends.mla.flashmla.FlashMLABackend"\n'
+        '    ROCM_ATTN = "vllm.v1.attention.backends.rocm_attn.RocmAttentionBackend"\n'
+    ),
+    "vllm/platforms/cuda.py": (
+        "def _get_backend_priorities(use_mla):\n    if use_mla:\n"
+        "        return [AttentionBackendEnum.FLASHMLA]\n    return []\n"
+    ),
+    "tests/v1/attention/test_mla_backends.py": "BACKENDS = [AttentionBackendEnum.FLASHMLA]\n",
+    "tests/v1/attention/test_attention_backends.py": "BACKENDS = []\n",
+    "benchmarks/attention_benchmarks/configs/mla_decode.yaml": "backends:\n  - FLASHMLA\n",
+    "requirements/cuda.txt": "-r common.txt\ntorch==2.9.0\n",
+    "requirements/common.txt": "numpy\n",
+}
+NEW_MEMBER = (
+    '    TOKENSPEED_MLA = "vllm.v1.attention.backends.mla.tokenspeed_mla.TokenspeedMLABackend"\n'
+)
+BACKEND_MODULE = (
+    "import torch\n\n\ndef decode():\n    from tokenspeed_mla import tokenspeed_mla_decode\n"
+    "    return tokenspeed_mla_decode\n"
+)
+
+
+def _run(git_repo, head_files, check_context):
+    base = git_repo.commit(BASE, "base")
+    head = git_repo.commit(head_files, "change")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm", trusted=True)
+    integration = rules.load_builtin("vllm").checks.integration
+    return get_check("integration").run(snapshot, integration, check_context)
 
 
 def _table_rows(html: str) -> list[list[str]]:

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from bot import runner
-from bot.cli.check import cli_data_dir, load_rules, report_and_exit
+from bot.cli.check_report import cli_data_dir, load_rules, report_and_exit
 from bot.cli.common import CliError, step
 from bot.gitrepo import BlobReader, GitError
 from bot.mirror import RepoMirror, StaleHead

@@ -17,6 +17,7 @@ import tarfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from bot.check_types import CommandRunner
 from bot.requirements.compiled import (
     FILE_OPTIONS,
     OUTPUT_OPTIONS,
@@ -27,6 +28,7 @@ from bot.requirements.graph import RequirementTree
 from bot.requirements.parser import OptionLine, include_target
 from bot.requirements.resolve import failure_cause, scrub_paths
 from bot.requirements.sources import SourcePolicy
+from bot.snapshot import TreeReader
 
 # Header options that only steer the resolution: passed on as they are.
 _PLAIN_VALUE_OPTIONS = {
@@ -208,8 +210,8 @@ def rerun_compiled(*args: Any, **kwargs: Any) -> tuple[str, str]:
 
 def rerun_compiled_file(
     compiled: CompiledFile,
-    head: Any,
-    runner: Any,
+    head: TreeReader,
+    runner: CommandRunner | None,
     uv: str,
     work_dir: Path,
     env: dict[str, str],
@@ -218,7 +220,7 @@ def rerun_compiled_file(
     timeout: float,
     max_diff_lines: int = 60,
     policy: SourcePolicy | None = None,
-) -> tuple[str, str]:
+) -> Rerun:
     """Re-run the recorded command on the head tree (see :class:`Rerun`).
 
     ``extra_options`` are the rules' (an operator's, passed as they are); ``policy`` says

@@ -1,21 +1,20 @@
-"""The open-PR index in the database: events, incremental sync, reconcile against the local
-GitHub test server (ETag listing, batched GraphQL, call counts)."""
+"""The open-PR index in the database (bot/store/open_prs.py): events, late diffs, incremental
+sync. Reconcile against the test server is in tests/test_reconcile.py."""
 
 from __future__ import annotations
 
 from duplicates_helpers import PATCH, REGISTRY, REPO
 
 from bot.duplicates.features import build_features
-from bot.duplicates.records import FileChange
+from bot.duplicates.records import FileChange, PRRow
 from bot.duplicates.scoring import ScoringConfig
-from bot.duplicates.store import (
+from bot.snapshot import ChangedFile
+from bot.store.open_prs import (
     DatabaseIndex,
-    PRRow,
     apply_pull_request_event,
     open_pr_count,
     write_row,
 )
-from bot.snapshot import ChangedFile
 
 
 def _payload(number: int, action: str, *, title: str, updated: str, sha: str = "s", **pr) -> dict:
