@@ -204,6 +204,20 @@ def _member(parent: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def file_changes(files: list[Any]) -> list[FileChange]:
+    """The index's view of a diff (``ChangedFile`` or ``FileChange`` items), bounded."""
+    return [
+        FileChange(
+            path=f.path,
+            additions=getattr(f, "additions", 0),
+            deletions=getattr(f, "deletions", 0),
+            patch=getattr(f, "patch", None),
+            binary=getattr(f, "binary", False),
+        )
+        for f in files[:MAX_FILES]
+    ]
+
+
 def row_from_event(payload: Any, files: list[Any] | None) -> PRRow | None:
     """The index row one ``pull_request`` webhook payload says; None if it is not about a PR.
 
@@ -221,18 +235,7 @@ def row_from_event(payload: Any, files: list[Any] | None) -> PRRow | None:
     ):
         return None
     state = OPEN if pr.get("state", OPEN) == OPEN and payload.get("action") != "closed" else CLOSED
-    changes = None
-    if files is not None:
-        changes = [
-            FileChange(
-                path=f.path,
-                additions=getattr(f, "additions", 0),
-                deletions=getattr(f, "deletions", 0),
-                patch=getattr(f, "patch", None),
-                binary=getattr(f, "binary", False),
-            )
-            for f in files[:MAX_FILES]
-        ]
+    changes = file_changes(files) if files is not None else None
     return PRRow(
         repo=repo,
         number=pr["number"],

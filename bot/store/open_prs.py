@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from bot.duplicates.features import PRFeatures, build_features
 from bot.duplicates.index import MemoryIndex, QueryResult
 from bot.duplicates.reconcile import StoredPR
-from bot.duplicates.records import CLOSED, OPEN, PRRow, parse_time, row_from_event
+from bot.duplicates.records import CLOSED, OPEN, PRRow, file_changes, parse_time, row_from_event
 from bot.duplicates.scoring import ScoringConfig
 from bot.store.dialect import upsert
 from bot.store.schema import open_pr_repos, open_prs, utcnow
@@ -140,6 +140,30 @@ def apply_pull_request_event(
         return
     with engine.begin() as connection:
         write_row(connection, row)
+
+
+def record_diff(engine: sa.Engine, repo: str, number: int, head_sha: str, files: list[Any]) -> bool:
+    """The code features of ``head_sha``'s diff, as the pipeline computed it; the text and
+    state the PR's events recorded stay. False when the index holds another head or no row
+    (a newer push got there first: its own run records its diff)."""
+    with engine.begin() as connection:
+        existing = _existing(connection, repo, number)
+        if existing is None:
+            return False
+        row = PRRow(
+            repo=repo,
+            number=number,
+            state=existing.state,
+            title=existing.title,
+            body=existing.body,
+            author=existing.author,
+            created_at=None,
+            updated_at=existing.updated_at or "",
+            head_sha=head_sha,
+            files=file_changes(files),
+            patches_known=True,
+        )
+        return _late_diff(connection, existing, row)
 
 
 def open_pr_count(engine: sa.Engine, repo: str) -> int:
