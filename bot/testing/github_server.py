@@ -255,15 +255,16 @@ class FakeGitHub:
     def git_storage(self, owner: str, name: str) -> tuple[FakeRepo, str | None] | None:
         """The repository git serves at ``owner/name``: a repository, or (with the fork's
         owner) the upstream holding a PR's fork, whose commits live in its storage."""
-        repo = self.repos.get(f"{owner}/{name}")
-        if repo is not None:
-            return repo, None
-        for upstream in self.repos.values():
-            if upstream.name == name and any(
-                p.fork_owner == owner for p in upstream.pulls.values()
-            ):
-                return upstream, owner
-        return None
+        with self.lock:  # the event loop asks while tests add repositories and PRs
+            repo = self.repos.get(f"{owner}/{name}")
+            if repo is not None:
+                return repo, None
+            for upstream in self.repos.values():
+                if upstream.name == name and any(
+                    p.fork_owner == owner for p in upstream.pulls.values()
+                ):
+                    return upstream, owner
+            return None
 
     def fork_allows_push(self, repo: FakeRepo, fork_owner: str) -> bool:
         with self.lock:
