@@ -67,6 +67,11 @@ class CommandRules(BaseModel):
             allow=["write", "maintain", "admin"], aliases=["approve-gpu"]
         )
     )
+    # `/prbot fix [docs|requirements]` pushes to the PR's branch: write access by default
+    # (and prbot pushes only for write access, whatever this says; it posts the patch else).
+    fix: CommandPolicy = Field(
+        default_factory=lambda: CommandPolicy(allow=["write", "maintain", "admin"])
+    )
     # `/prbot help` lists the commands the commenter may use; reading it harms nobody.
     help: CommandPolicy = Field(default_factory=lambda: CommandPolicy(allow=["anyone"]))
 

@@ -25,6 +25,9 @@ HANDLED_ACTIONS: dict[str, frozenset[str] | None] = {
     "issue_comment": frozenset({"created"}),
     # Results of GPU jobs dispatched to GitHub Actions (bot/handlers/workflow_run.py).
     "workflow_run": frozenset({"completed", "in_progress"}),
+    # GitHub's Re-run buttons, and the "Apply fix" button prbot puts on its check run.
+    "check_run": frozenset({"rerequested", "requested_action"}),
+    "check_suite": frozenset({"rerequested"}),
     "installation": None,  # every action
     "installation_repositories": None,
 }

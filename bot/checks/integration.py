@@ -34,9 +34,41 @@ def run(snapshot: Snapshot, rules: IntegrationRules, context: CheckContext) -> S
     data = {
         "problems": outcome.problems,
         "wired_elsewhere": outcome.wired_elsewhere,
+        "by_name": by_name(outcome.findings),
     }
     status = Status.WARN if outcome.missing else Status.PASS
     return Section("integration", status, summarize(outcome), outcome.findings, data)
+
+
+def by_name(findings: list[dict]) -> list[dict]:
+    """The table's rows: one per new name (in findings order, strongest first), with where
+    it was introduced once and every place it is still missing from."""
+    rows: dict[str, dict] = {}
+    for finding in findings:
+        if finding.get("optional"):
+            continue  # listed on their own line, not as gaps
+        row = rows.setdefault(
+            finding["symbol"],
+            {
+                "symbol": finding["symbol"],
+                "aliases": [],
+                "introduced_at": finding["introduced_at"],
+                "path": finding["path"],
+                "line": finding["line"],
+                "places": [],
+            },
+        )
+        for alias in finding.get("aliases") or []:
+            if alias not in row["aliases"]:
+                row["aliases"].append(alias)
+        row["places"].append(
+            {
+                "where": finding["where"],
+                "distribution": finding.get("distribution"),
+                "missing_in": finding.get("missing_in") or [],
+            }
+        )
+    return list(rows.values())
 
 
 def summarize(outcome: Outcome) -> str:
