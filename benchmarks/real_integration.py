@@ -44,6 +44,7 @@ from bot.checks import get_check  # noqa: E402
 from bot.checks.base import CheckContext, MemoryCache  # noqa: E402
 from bot.integration.checklist import HeadFiles, is_wired  # noqa: E402
 from bot.integration.distributions import declared_as, declared_distributions  # noqa: E402
+from bot.integration.installs import installs_in_files  # noqa: E402
 from bot.integration.rules import Expectation, IntegrationRule  # noqa: E402
 from bot.integration.symbols import NewSymbol, assigned_names, new_symbols  # noqa: E402
 from bot.snapshot import DirTree, Snapshot, snapshot_from_checkout  # noqa: E402
@@ -102,6 +103,8 @@ class _Judge:
         return self._trees[version]
 
     def symbol(self, finding: dict, rule: IntegrationRule, head: str) -> tuple[str, str]:
+        if finding.get("opt_in"):
+            return "note", finding["opt_in"]
         expectation = next(e for e in rule.expect if e.where == finding["where"])
         head_tree, head_files = self.files(head)
         if _plainly_present(head_tree, head_files, finding, expectation):
@@ -124,7 +127,8 @@ class _Judge:
 
     def dependency(self, finding: dict, rule: IntegrationRule) -> tuple[str, str]:
         if finding.get("optional"):
-            return "note", f"optional, guarded by {finding['guard']}"
+            because = finding["where"].split("(optional: ", 1)[-1].removesuffix(")")
+            return "note", f"optional: {because}"
         expectation = next(e for e in rule.expect if finding["where"] == e.where)
         mapped = rule.distributions_for(finding["symbol"])
         for version in self.later:
@@ -133,6 +137,12 @@ class _Judge:
             declared = declared_distributions((p, files.text(p)) for p in paths)
             if declared_as(finding["symbol"], mapped, declared):
                 return "confirmed", f"declared in {version}"
+            scripts = files.matching(expectation.installed_by)
+            installed = declared_distributions([])
+            for install in installs_in_files(((p, files.text(p)) for p in scripts), []):
+                installed.names[install.name] = install.where
+            if declared_as(finding["symbol"], mapped, installed):
+                return "confirmed", f"installed by name in {version}"
         if not self.later:
             return "open", "no later release"
         return "false", f"never declared up to {self.later[-1]}"

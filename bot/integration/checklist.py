@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,15 @@ from bot.checks.base import Cache
 from bot.integration.aliases import aliases_from_tables, name_tables
 from bot.integration.distributions import Declared, declared_as, declared_distributions
 from bot.integration.entries import file_entries
-from bot.integration.imports import ImportSite, imported_anywhere, imports_in
+from bot.integration.imports import (
+    ImportSite,
+    imported_anywhere,
+    imports_in,
+    top_level_imports,
+)
+from bot.integration.installs import installs_in_files
+from bot.integration.opt_in import opt_in_reason
+from bot.integration.probes import probed_in_tree
 from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.symbols import NewSymbol, new_symbols
 from bot.limits import InputRejected
@@ -93,6 +102,8 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     # (symbol, where, path): expectations skipped because the repository wires it elsewhere.
     wired_elsewhere: list[tuple[str, str, str]] = field(default_factory=list)
+    # (module, distribution, "path:line"): imports declared by an install command.
+    installed_by: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def missing(self) -> list[dict[str, Any]]:
@@ -143,8 +154,10 @@ def _check_symbols(
             f"{len(items)} new names for rule `{rule.name}`: the first "
             f"{MAX_SYMBOLS_PER_RULE} were checked"
         )
+    opt_in = _opt_in_test(rule, files, outcome) if items else None
     for item in items[:MAX_SYMBOLS_PER_RULE]:
         outcome.checked_symbols += 1
+        reason = opt_in(item) if opt_in else None
         for expectation in rule.expect:
             if not expectation.applies_to(item.symbol):
                 continue
@@ -160,8 +173,25 @@ def _check_symbols(
             finding["missing_in"] = _looked_in(missing, expectation)
             if len(names) > 1:
                 finding["aliases"] = names[1:]
+            if reason:
+                finding["optional"] = True
+                finding["opt_in"] = reason
             findings.append(finding)
     return findings
+
+
+def _opt_in_test(
+    rule: IntegrationRule, files: HeadFiles, outcome: Outcome
+) -> Callable[[NewSymbol], str | None] | None:
+    """``item -> reason or None`` for the rule's opt-in signal, or None without one."""
+    if rule.opt_in is None:
+        return None
+    paths = files.matching(rule.opt_in.requirements)
+    declared = declared_distributions((path, files.text(path)) for path in paths)
+    outcome.problems.extend(declared.problems)
+    exists = set(files.all_paths()).__contains__
+    opt_in = rule.opt_in
+    return lambda item: opt_in_reason(item, opt_in, declared, files.text, exists, outcome.problems)
 
 
 def _looked_in(paths: list[str], expectation: Expectation) -> list[str]:
@@ -241,14 +271,18 @@ def _check_imports(
     declared = [_declared(expectation, files, outcome) for expectation in rule.expect]
     # (module, expectation index) pairs no declaration covers; only those need the base
     # walk, which most PRs (importing what the project already declares) never reach.
-    gaps = [
-        (module, index)
-        for module in sites
-        for index in range(len(rule.expect))
-        if not declared_as(module, rule.distributions_for(module), declared[index])
-    ]
+    gaps = []
+    for module in sites:
+        for index in range(len(rule.expect)):
+            name = declared_as(module, rule.distributions_for(module), declared[index])
+            if name is None:
+                gaps.append((module, index))
+            elif name in declared[index].installed:
+                outcome.installed_by.append((module, name, declared[index].installed[name]))
     known = _imported_at_base(snapshot, {m for m, _ in gaps}, cache, outcome.problems)
     outcome.checked_imports += len(sites)
+    bare = {m for m, _ in gaps if m not in known and not sites[m].guard}
+    optional = _optional_by_the_code(snapshot, rule, files, sites, bare, declared, cache, outcome)
     findings = []
     for module, index in gaps:
         if module in known:
@@ -257,20 +291,77 @@ def _check_imports(
         mapped = rule.distributions_for(module)
         finding = _finding(rule, expectation.where, module, site.path, site.line)
         finding["distribution"] = canonicalize_name(mapped[0] if mapped else module)
-        if site.guard:
+        because = f"guarded by {site.guard}" if site.guard else optional.get(module)
+        if because:
             finding["optional"] = True
-            finding["guard"] = site.guard
-            finding["where"] = f"{expectation.where} (optional: guarded by {site.guard})"
+            finding["guard"] = site.guard or because
+            finding["where"] = f"{expectation.where} (optional: {because})"
         else:
             finding["missing_in"] = _looked_in(files.matching(expectation.paths), expectation)
         findings.append(finding)
     return findings
 
 
+def _optional_by_the_code(
+    snapshot: Snapshot,
+    rule: IntegrationRule,
+    files: HeadFiles,
+    sites: dict[str, ImportSite],
+    modules: set[str],
+    declared: list[Declared],
+    cache: Cache | None,
+    outcome: Outcome,
+) -> dict[str, str]:
+    """Why each of ``modules`` (bare imports no file declares) is optional all the same:
+    the repository probes for it (``find_spec("hpc")``), or the importing file needs an
+    undeclared library the base already imports (``aiter``), so it comes with that
+    library's platform stack. Module -> the reason, for the ones that are."""
+    if not modules:
+        return {}
+    python = [p for p in files.all_paths() if p.endswith(".py")]
+    python = [p for p in python if any(path_matches(p, g) for g in rule.paths)]
+    reasons = {
+        module: f"the code probes for it at `{probe.where}`"
+        for module, probe in probed_in_tree(python, files.text, modules, outcome.problems).items()
+    }
+    own = set(rule.first_party) | set(rule.ignore)
+    neighbours: dict[str, list[str]] = {}
+    for module in modules - set(reasons):
+        try:
+            found = top_level_imports(sites[module].path, files.text(sites[module].path))
+        except InputRejected:
+            continue  # already a problem of _candidate_imports
+        neighbours[module] = [
+            name
+            for name in dict.fromkeys(found)
+            if name not in modules
+            and name not in own
+            and name not in sys.stdlib_module_names
+            and not _is_own_module(files, name)
+            and not any(declared_as(name, rule.distributions_for(name), d) for d in declared)
+        ]
+    wanted = {n for names in neighbours.values() for n in names}
+    at_base = _imported_at_base(snapshot, wanted, cache, outcome.problems) if wanted else set()
+    for module, names in neighbours.items():
+        established = next((n for n in names if n in at_base), None)
+        if established:
+            reasons[module] = (
+                f"its file needs `{established}` to load, which the project already uses "
+                "without declaring it: it comes with that library's stack"
+            )
+    return reasons
+
+
 def _declared(expectation: Expectation, files: HeadFiles, outcome: Outcome) -> Declared:
     paths = files.matching(expectation.paths)
     declared = declared_distributions((path, files.text(path)) for path in paths)
     outcome.problems.extend(declared.problems)
+    if expectation.installed_by:
+        scripts = files.matching(expectation.installed_by)
+        for install in installs_in_files(((p, files.text(p)) for p in scripts), outcome.problems):
+            if install.name not in declared.names:
+                declared.names[install.name] = install.path
+                declared.installed[install.name] = install.where
     return declared
 
 

@@ -48,10 +48,25 @@ class Declared:
 
     names: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # Names declared only by an install command: name -> "path:line" of the command.
+    installed: dict[str, str] = field(default_factory=dict)
+    # Names declared only as optional extras (setup.py extras_require, pyproject
+    # optional-dependencies): not installed by default.
+    extras: set[str] = field(default_factory=set)
 
-    def add(self, lines: Iterable[RequirementLine]) -> None:
+    def add(self, lines: Iterable[RequirementLine], *, extra: bool = False) -> None:
         for line in lines:
-            self.names.setdefault(line.name, line.file)
+            if line.name in self.names:
+                if not extra:
+                    self.extras.discard(line.name)
+                continue
+            self.names[line.name] = line.file
+            if extra:
+                self.extras.add(line.name)
+
+    def by_default(self, name: str) -> bool:
+        """Whether ``name`` is declared other than as an optional extra."""
+        return name in self.names and name not in self.extras
 
 
 def _pyproject(path: str, text: str, declared: Declared) -> None:
@@ -64,31 +79,33 @@ def _pyproject(path: str, text: str, declared: Declared) -> None:
     if not isinstance(project, dict):
         return
     dependencies = project.get("dependencies")
-    specs = list(dependencies) if isinstance(dependencies, list) else []
+    _add_specs(path, list(dependencies) if isinstance(dependencies, list) else [], declared)
     extras = project.get("optional-dependencies")
+    specs: list[object] = []
     for extra in extras.values() if isinstance(extras, dict) else []:
         specs.extend(extra if isinstance(extra, list) else [])
-    _add_specs(path, specs, declared)
+    _add_specs(path, specs, declared, extra=True)
 
 
-def _add_specs(path: str, specs: Iterable[object], declared: Declared) -> None:
+def _add_specs(
+    path: str, specs: Iterable[object], declared: Declared, *, extra: bool = False
+) -> None:
     for spec in specs:
         if isinstance(spec, str):
             parsed = parse_requirement_text(path, 0, spec.strip())
             if isinstance(parsed, RequirementLine):
-                declared.add([parsed])
+                declared.add([parsed], extra=extra)
 
 
 def _setup_py(path: str, text: str, declared: Declared) -> None:
-    specs = []
     for node in walk(parse_python(text, path), path):
         if isinstance(node, ast.keyword) and node.arg in _SETUP_KEYWORDS:
-            specs.extend(
+            specs = [
                 child.value
                 for child in walk(node.value, path)
                 if isinstance(child, ast.Constant) and isinstance(child.value, str)
-            )
-    _add_specs(path, specs, declared)
+            ]
+            _add_specs(path, specs, declared, extra=node.arg == "extras_require")
 
 
 def declared_distributions(files: Iterable[tuple[str, str]]) -> Declared:
