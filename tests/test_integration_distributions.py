@@ -19,7 +19,7 @@ quack-kernels>=0.3.3
 flashinfer-python==0.6.8 \\
     --hash=sha256:0123
 """
-KV_TXT = "lmcache >= 0.3.9\nmooncake-transfer-engine >= 0.3.8\n"
+KV_TXT = "lmcache >= 0.3.9\nmooncake-transfer-engine >= 0.3.8\napache-tvm-ffi==0.1.11\n"
 PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=77", "torch == 2.9.0"]
@@ -68,6 +68,8 @@ def test_import_names_resolve_through_mapping_conventions_and_prefixes():
     assert declared_as("flashinfer", [], declared) == "flashinfer-python"
     assert declared_as("mistral_common", [], declared) == "mistral-common"
     assert declared_as("tokenspeed_mla", [], declared) is None
+    assert declared_as("tvm_ffi", [], declared) == "apache-tvm-ffi"  # a vendor's prefix
+    assert declared_as("ffi_tvm", [], declared) is None
 
 
 def test_installed_metadata_is_a_source():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.integration.installs import installs_in, installs_in_files
+from bot.integration.installs import MAX_INSTALLS_PER_FILE, installs_in, installs_in_files
 from bot.limits import MAX_INSTALL_SCRIPTS, MAX_REQUIREMENTS_BYTES, InputRejected
 
 # Shaped like vLLM 0.18's docker/Dockerfile (the kv-connectors stage): a RUN with
@@ -94,3 +94,6 @@ def test_bounds_are_findings_not_work():
     problems.clear()
     assert installs_in_files([("docker/big", "#" * (MAX_REQUIREMENTS_BYTES + 1))], problems) == []
     assert problems and problems[0].startswith("`docker/big`")
+    flood = "RUN pip install \\\n" + "".join(f"  p{i} \\\n" for i in range(6000)) + "\n"
+    with pytest.raises(InputRejected, match=f"over {MAX_INSTALLS_PER_FILE:,} installs"):
+        installs_in("docker/Dockerfile", flood)

@@ -7,7 +7,8 @@ the packaging metadata of the distributions prbot's own environment has installe
 ``top_level.txt`` / ``RECORD``, through ``importlib.metadata.packages_distributions``);
 and the naming conventions (``foo`` -> ``foo``, ``py-foo``, ``foo-python``...). A
 declared distribution named ``foo-<something>`` (``quack-kernels``,
-``mooncake-transfer-engine``) also counts for ``foo``.
+``mooncake-transfer-engine``) or ``<something>-foo`` (``apache-tvm-ffi``) also counts for
+``foo``.
 
 Declarations are read with :mod:`bot.requirements.parser`: requirement files, a
 pyproject's ``[project]`` dependencies, extras and build requirements, and the
@@ -148,5 +149,10 @@ def declared_as(module: str, mapped: list[str], declared: Declared) -> str | Non
     for name in candidate_distributions(module, mapped):
         if name in declared.names:
             return name
-    prefix = canonicalize_name(module) + "-"
-    return next((name for name in sorted(declared.names) if name.startswith(prefix)), None)
+    # A vendor's or a project's prefix or suffix: quack-kernels for quack, apache-tvm-ffi for
+    # tvm_ffi (declared in vLLM 0.33's requirements/cuda.txt).
+    prefix, suffix = canonicalize_name(module) + "-", "-" + canonicalize_name(module)
+    return next(
+        (name for name in sorted(declared.names) if name.startswith(prefix)),
+        next((name for name in sorted(declared.names) if name.endswith(suffix)), None),
+    )

@@ -14,6 +14,7 @@ continuations; each file is bounded in size, and the number of files read is bou
 
 from __future__ import annotations
 
+import bisect
 import re
 import shlex
 from collections.abc import Iterable, Iterator
@@ -40,6 +41,9 @@ _VALUE_OPTIONS = {
     "--log", "--report", "--timeout", "--retries", "--proxy", "--cert", "--client-cert",
     "--exists-action", "--upgrade-strategy", "--root-user-action", "--python-platform",
 }  # fmt: skip
+# Named installs one file may hold (vLLM 0.33's largest Dockerfile has under 40); past it
+# the file is a problem, not minutes of parsing.
+MAX_INSTALLS_PER_FILE = 5_000
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "\n"}
 _SHELL_WORDS = {"sudo", "exec", "time", "env", "then", "else", "do", "if", "!"}
 # A Dockerfile instruction starting a line ("RUN --mount=... \"); its shell follows.
@@ -60,24 +64,42 @@ class Install:
         return f"{self.path}:{self.line}"
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, text) of each logical line: ``\\``-continued lines joined, and
-    comment lines inside a continuation dropped (Docker drops them; they end nothing)."""
-    start, parts = 0, []
+@dataclass
+class _LogicalLine:
+    """``\\``-continued physical lines joined, with where each one starts in the text."""
+
+    text: str
+    numbers: list[int]  # the physical line numbers joined
+    starts: list[int]  # the offset in ``text`` where each of them starts
+
+    def line_at(self, offset: int) -> int:
+        return self.numbers[max(bisect.bisect_right(self.starts, offset) - 1, 0)]
+
+
+def _logical_lines(text: str) -> Iterator[_LogicalLine]:
+    """Each logical line; comment lines inside a continuation are dropped (Docker drops
+    them; they end nothing)."""
+    parts: list[str] = []
+    numbers: list[int] = []
     for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if parts and stripped.startswith("#"):
+        if parts and line.strip().startswith("#"):
             continue
-        if not parts:
-            start = number
-        if line.rstrip().endswith("\\"):
-            parts.append(line.rstrip()[:-1])
-            continue
-        parts.append(line)
-        yield start, " ".join(parts)
-        parts = []
+        continued = line.rstrip().endswith("\\")
+        parts.append(line.rstrip()[:-1] if continued else line)
+        numbers.append(number)
+        if not continued:
+            yield _joined(parts, numbers)
+            parts, numbers = [], []
     if parts:
-        yield start, " ".join(parts)
+        yield _joined(parts, numbers)
+
+
+def _joined(parts: list[str], numbers: list[int]) -> _LogicalLine:
+    starts, offset = [], 0
+    for part in parts:
+        starts.append(offset)
+        offset += len(part) + 1
+    return _LogicalLine(" ".join(parts), numbers, starts)
 
 
 def _without_comment(line: str) -> str:
@@ -146,14 +168,6 @@ def _named(argument: str) -> str | None:
     return parsed.name if isinstance(parsed, RequirementLine) else None
 
 
-def _line_of(argument: str, lines: list[str], start: int) -> int:
-    """The physical line of a continued command that holds ``argument`` (else its first)."""
-    for offset, line in enumerate(lines[start - 1 : start + 199]):
-        if argument in line:
-            return start + offset
-    return start
-
-
 def installs_in(path: str, text: str) -> list[Install]:
     """Every named distribution the install commands of one file install.
 
@@ -161,12 +175,13 @@ def installs_in(path: str, text: str) -> list[Install]:
     """
     check_size(path, text, MAX_REQUIREMENTS_BYTES, "an install script")
     found: list[Install] = []
-    physical = text.splitlines()
-    for number, line in _logical_lines(text):
-        if "install" not in line:
+    for line in _logical_lines(text):
+        if "install" not in line.text:
             continue  # cheap test first: most lines install nothing
-        words = _words(line)
-        for command in _commands(words or []):
+        # Arguments come in order: each is looked for after the previous one, so finding
+        # their physical lines is one pass over the text (and stops at the first miss).
+        cursor: int | None = 0
+        for command in _commands(_words(line.text) or []):
             arguments = _install_arguments(command)
             if arguments is None:
                 continue
@@ -178,8 +193,14 @@ def installs_in(path: str, text: str) -> list[Install]:
                     skip = True
                 elif argument.startswith("-"):
                     continue  # a flag, or --option=value
+                elif len(found) >= MAX_INSTALLS_PER_FILE:
+                    raise InputRejected(
+                        path, f"names over {MAX_INSTALLS_PER_FILE:,} installs; not read in full"
+                    )
                 elif name := _named(argument):
-                    found.append(Install(name, path, _line_of(argument, physical, number)))
+                    at = line.text.find(argument, cursor) if cursor is not None else -1
+                    cursor = at + len(argument) if at >= 0 else None
+                    found.append(Install(name, path, line.line_at(max(at, 0))))
     return found
 
 
