@@ -94,3 +94,14 @@ def test_odd_pyproject_shapes_declare_what_they_can():
     )
     declared = declared_distributions([("pyproject.toml", odd), ("x/pyproject.toml", "project=1")])
     assert set(declared.names) == {"ok-dist"}
+
+
+def test_an_extra_is_not_a_default_install_unless_a_requirement_file_also_declares_it():
+    declared = declared_distributions(
+        [("setup.py", SETUP), ("requirements/audio.txt", "soundfile\n")]
+    )
+    assert "b12x" in declared.names and not declared.by_default("b12x")
+    assert declared.by_default("soundfile")  # an extra, and a requirement file too
+    pyproject = declared_distributions([("pyproject.toml", PYPROJECT)])
+    assert pyproject.by_default("regex") and not pyproject.by_default("tensorizer")
+    assert not pyproject.by_default("never-declared")

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from bot import rules
 from bot.checks import Status, get_check
+from bot.integration.distributions import declared_distributions
+from bot.integration.opt_in import opt_in_reason
+from bot.integration.rules import OptIn
+from bot.integration.symbols import NewSymbol
 from bot.report import Report, render_markdown
 from bot.snapshot import snapshot_from_checkout
 
@@ -199,3 +203,22 @@ def test_a_library_imported_beside_an_undeclared_platform_library_comes_with_it(
     # Only a top-level neighbour counts: a file that loads without aiter proves nothing.
     assert "optional" not in by_symbol["lazy_new_lib"]
     assert section.status == Status.WARN
+
+
+def test_only_a_third_party_package_the_default_install_lacks_makes_a_member_opt_in():
+    files = {
+        "vllm/b/own.py": 'import importlib.util\nA = importlib.util.find_spec("vllm._C")\n'
+        'B = importlib.util.find_spec("json")\nC = importlib.util.find_spec("flashinfer")\n',
+        "vllm/b/hpc.py": 'import importlib.util\nA = importlib.util.find_spec("hpc")\n',
+    }
+    rule = OptIn(requirements=["requirements/*.txt"], first_party=["vllm"])
+    declared = declared_distributions([("requirements/cuda.txt", "flashinfer-python\n")])
+
+    def reason(target):
+        item = NewSymbol("X", "registry.py", 1, target)
+        return opt_in_reason(item, rule, declared, files.get, files.__contains__, [])
+
+    assert reason("vllm.b.own.Backend") is None  # first party, stdlib, a default dependency
+    assert reason("vllm.b.hpc.Backend").startswith("opt-in: needs `hpc`")
+    assert reason("vllm.b.nowhere.Backend") is None  # no such module: nothing to read
+    assert reason(None) is None
