@@ -222,3 +222,23 @@ def test_only_a_third_party_package_the_default_install_lacks_makes_a_member_opt
     assert reason("vllm.b.hpc.Backend").startswith("opt-in: needs `hpc`")
     assert reason("vllm.b.nowhere.Backend") is None  # no such module: nothing to read
     assert reason(None) is None
+
+
+def test_the_head_probe_search_is_remembered_per_head_commit(git_repo, check_context):
+    section = _run(
+        git_repo,
+        {
+            "vllm/hpc_ops.py": "def f():\n    import hpc\n",
+            "vllm/utils/hpc.py": 'import importlib.util\nOK = importlib.util.find_spec("hpc")\n',
+            "vllm/plain.py": "import plain_new\n",
+        },
+        check_context,
+    )
+    assert {f["symbol"]: bool(f.get("optional")) for f in section.findings} == {
+        "hpc": True,
+        "plain_new": False,
+    }
+    cache = check_context.cache
+    head = git_repo.git("rev-parse", "HEAD")
+    assert cache.get("integration-head-probes", f"{head}:hpc") == "vllm/utils/hpc.py:2"
+    assert cache.get("integration-head-probes", f"{head}:plain_new") == "-"

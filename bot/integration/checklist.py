@@ -33,6 +33,8 @@ MAX_MISSING_PATHS = 10
 # diff) gets the first ones checked and a note, not minutes of searching.
 MAX_SYMBOLS_PER_RULE = 100
 _BASE_IMPORTS = "integration-base-imports"
+_HEAD_PROBES = "integration-head-probes"
+_NO_PROBE = "-"  # cached: no file at that head probes for the module
 
 
 class HeadFiles:
@@ -318,11 +320,9 @@ def _optional_by_the_code(
     library's platform stack. Module -> the reason, for the ones that are."""
     if not modules:
         return {}
-    python = [p for p in files.all_paths() if p.endswith(".py")]
-    python = [p for p in python if any(path_matches(p, g) for g in rule.paths)]
     reasons = {
-        module: f"the code probes for it at `{probe.where}`"
-        for module, probe in probed_in_tree(python, files.text, modules, outcome.problems).items()
+        module: f"the code probes for it at `{where}`"
+        for module, where in _probed_at_head(snapshot, rule, files, modules, cache, outcome)
     }
     own = set(rule.first_party) | set(rule.ignore)
     neighbours: dict[str, list[str]] = {}
@@ -350,6 +350,37 @@ def _optional_by_the_code(
                 "without declaring it: it comes with that library's stack"
             )
     return reasons
+
+
+def _probed_at_head(
+    snapshot: Snapshot,
+    rule: IntegrationRule,
+    files: HeadFiles,
+    modules: set[str],
+    cache: Cache | None,
+    outcome: Outcome,
+) -> list[tuple[str, str]]:
+    """(module, "path:line" of a probe) for the modules some file of the rule's paths at
+    head probes for; cached per head commit and module, as the base walk is."""
+    found, unknown = [], set()
+    for module in sorted(modules):
+        hit = cache.get(_HEAD_PROBES, f"{snapshot.head_sha}:{module}") if cache else None
+        if hit is None:
+            unknown.add(module)
+        elif hit != _NO_PROBE:
+            found.append((module, hit))
+    if unknown:
+        python = [p for p in files.all_paths() if p.endswith(".py")]
+        python = [p for p in python if any(path_matches(p, g) for g in rule.paths)]
+        before = len(outcome.problems)
+        # Read through the tree, not HeadFiles: a whole tree is not kept in memory.
+        probes = probed_in_tree(python, files.tree.read_text, unknown, outcome.problems)
+        found += [(module, probe.where) for module, probe in probes.items()]
+        if cache and len(outcome.problems) == before:  # an incomplete scan is not remembered
+            for module in unknown:
+                where = probes[module].where if module in probes else _NO_PROBE
+                cache.put(_HEAD_PROBES, f"{snapshot.head_sha}:{module}", where)
+    return found
 
 
 def _declared(expectation: Expectation, files: HeadFiles, outcome: Outcome) -> Declared:
