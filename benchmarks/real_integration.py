@@ -310,14 +310,15 @@ REASONING = """\
   asks `vllm/utils/b12x.py`, whose `_HAS_B12X = find_spec("b12x")`, and `b12x` is declared
   only as the `vllm[b12x]` extra. vLLM selects such a backend only when configured (the
   `selected_backend` path of `CudaPlatformBase.get_attn_backend_cls`), never from the priority
-  lists. The signal (`opt_in` on the rule, `bot/integration/opt_in.py`): the member's module,
-  or a name it imports from another repository file, probes (`find_spec`) for a third-party
-  package that no requirement file declares except as an extra. Over every release
-  0.17-0.33 each backend it marks is absent from the CUDA lists; the CUDA-list backends probe
-  only for declared packages (`flashinfer`, `flashinfer_cubin`), except `TRITON_ATTN`, whose
-  `aiter` probe is its ROCm path; a new backend like that would be a note, not a warning (a
-  known limit). The unmet expectations of an opt-in backend are listed as notes with the
-  reason, so nothing is hidden.
+  lists. The signal (`opt_in` on the rule, `bot/integration/opt_in.py`): the member's own
+  module probes (`find_spec`) for a third-party package no requirement file declares, or it
+  (or a name it imports from another repository file) probes for one declared only as an
+  optional extra. A helper's probe for an undeclared package does not count: helpers probe
+  for fast paths that CUDA-list backends use when present (`aiter` in `vllm/_aiter_ops.py`
+  for `TRITON_ATTN`, `flashinfer_cubin` in `vllm/utils/flashinfer.py` for `FLASHINFER`).
+  Applied to every registry member of every release 0.17-0.33, it marks exactly `HPC_ATTN`
+  and `B12X`, and no backend of the CUDA priority lists. The unmet expectations of an
+  opt-in backend are listed as notes with the reason, so nothing is hidden.
 - **Libraries installed outside the requirement files.** `kvcr` is installed by name in
   `.buildkite/scripts/install-kv-offload.sh` (`"kvcr @ git+…"`): install commands in
   `docker/**`, `.buildkite/scripts/**` and `tools/**/*.sh` count as declarations

@@ -56,6 +56,7 @@ def test_every_kind_of_declaration_is_read():
     assert declared.names["torch"] == "pyproject.toml"
     assert {"regex", "tensorizer", "soundfile", "mistral-common", "b12x"} <= set(declared.names)
     assert "cuda" not in declared.names and "get-requirements" not in declared.names
+    assert "audio" not in declared.names  # the name of an extra is not a distribution
     assert declared.problems == []
 
 

@@ -210,9 +210,26 @@ def test_only_a_third_party_package_the_default_install_lacks_makes_a_member_opt
         "vllm/b/own.py": 'import importlib.util\nA = importlib.util.find_spec("vllm._C")\n'
         'B = importlib.util.find_spec("json")\nC = importlib.util.find_spec("flashinfer")\n',
         "vllm/b/hpc.py": 'import importlib.util\nA = importlib.util.find_spec("hpc")\n',
+        # Shaped like vllm/_aiter_ops.py and vllm/utils/flashinfer.py: helpers probing for
+        # a fast path (aiter on ROCm, prebuilt cubins) that TRITON_ATTN and FLASHINFER,
+        # both in the CUDA lists, use when present.
+        "vllm/_aiter_ops.py": "import importlib.util\n\n\ndef is_enabled():\n"
+        '    return importlib.util.find_spec("aiter") is not None\n',
+        "vllm/utils/fi.py": "import importlib.util\n\n\ndef has_cubin():\n"
+        '    return importlib.util.find_spec("flashinfer_cubin") is not None\n\n\n'
+        "def has_flashinfer():\n"
+        '    return importlib.util.find_spec("flashinfer") is not None or has_cubin()\n',
+        "vllm/b/triton.py": "from vllm._aiter_ops import is_enabled\n",
+        "vllm/b/fi.py": "from vllm.utils.fi import has_flashinfer\n",
     }
     rule = OptIn(requirements=["requirements/*.txt"], first_party=["vllm"])
-    declared = declared_distributions([("requirements/cuda.txt", "flashinfer-python\n")])
+    declared = declared_distributions(
+        [
+            ("requirements/cuda.txt", "flashinfer-python\n"),
+            # An extra named like the package, empty: not a declaration of `flashinfer`.
+            ("setup.py", 'setup(extras_require={"flashinfer": []})\n'),
+        ]
+    )
 
     def reason(target):
         item = NewSymbol("X", "registry.py", 1, target)
@@ -221,6 +238,8 @@ def test_only_a_third_party_package_the_default_install_lacks_makes_a_member_opt
     assert reason("vllm.b.own.Backend") is None  # first party, stdlib, a default dependency
     assert reason("vllm.b.hpc.Backend").startswith("opt-in: needs `hpc`")
     assert reason("vllm.b.nowhere.Backend") is None  # no such module: nothing to read
+    assert reason("vllm.b.triton.Backend") is None  # a helper's probe, undeclared: not enough
+    assert reason("vllm.b.fi.Backend") is None  # flashinfer-python is a default dependency
     assert reason(None) is None
 
 

@@ -101,10 +101,20 @@ def _add_specs(
 def _setup_py(path: str, text: str, declared: Declared) -> None:
     for node in walk(parse_python(text, path), path):
         if isinstance(node, ast.keyword) and node.arg in _SETUP_KEYWORDS:
+            # The keys of extras_require name extras, not distributions.
+            keys = {
+                id(key)
+                for child in walk(node.value, path)
+                if isinstance(child, ast.Dict)
+                for key in child.keys
+                if key is not None
+            }
             specs = [
                 child.value
                 for child in walk(node.value, path)
-                if isinstance(child, ast.Constant) and isinstance(child.value, str)
+                if isinstance(child, ast.Constant)
+                and isinstance(child.value, str)
+                and id(child) not in keys
             ]
             _add_specs(path, specs, declared, extra=node.arg == "extras_require")
 
@@ -142,6 +152,16 @@ def candidate_distributions(module: str, mapped: list[str]) -> list[str]:
     names += _installed_metadata().get(module, ())
     names += [base, f"py{base}", f"py-{base}", f"{base}-python", f"python-{base}"]
     return list(dict.fromkeys(names))
+
+
+def declared_by_default(module: str, mapped: list[str], declared: Declared) -> bool:
+    """Whether any distribution that may provide ``module`` is declared other than as an
+    optional extra (``flashinfer-python`` in a requirement file, beside a ``flashinfer``
+    extra)."""
+    names = candidate_distributions(module, mapped)
+    prefix, suffix = canonicalize_name(module) + "-", "-" + canonicalize_name(module)
+    names += [n for n in declared.names if n.startswith(prefix) or n.endswith(suffix)]
+    return any(declared.by_default(name) for name in names)
 
 
 def declared_as(module: str, mapped: list[str], declared: Declared) -> str | None:

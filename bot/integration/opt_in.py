@@ -5,12 +5,18 @@ there must work on a default install. ``HPC_ATTN`` needs Tencent's ``hpc`` packa
 ``B12X`` the ``b12x`` package (``pip install vllm[b12x]``); neither is installed by
 default, and the code says so by probing for them (``find_spec``) before use. Such a
 backend is only ever selected by explicit configuration, so "not yet in the CUDA priority
-lists" is not a gap. The signal read here, all in the head tree: the member's module, or a
-name it imports from another file of the repository, probes for a package that no
-requirement file declares except as an optional extra. Across vLLM 0.17-0.33 every
-backend it marks is absent from the CUDA lists; the backends in those lists probe only for
-packages the CUDA requirements declare (``flashinfer``), with one exception the rule's
-platform conditions already cover (``TRITON_ATTN`` probes ``aiter`` for its ROCm path).
+lists" is not a gap. The signal read here, all in the head tree, is one of:
+
+- the member's own module probes for a third-party package that no requirement file
+  declares (``hpc_attn.py``: ``if importlib.util.find_spec("hpc") is None: raise``);
+- the module, or a name it imports from another repository file, probes for a package the
+  requirement files declare only as an optional extra (``b12x``, via ``vllm/utils/b12x.py``).
+
+A helper's probe for an undeclared package is not enough: helpers probe for alternatives
+and fast paths (``vllm/_aiter_ops.py`` for ``aiter``, ``vllm/utils/flashinfer.py`` for the
+prebuilt ``flashinfer_cubin``) that backends in the CUDA lists use when present. Over every
+vLLM release 0.17-0.33 the signal marks exactly ``HPC_ATTN`` and ``B12X``, and no backend of
+the CUDA priority lists.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from bot.integration.distributions import Declared, declared_as
+from bot.integration.distributions import Declared, declared_as, declared_by_default
 from bot.integration.probes import module_path, probes_needed_by
 from bot.integration.rules import OptIn
 from bot.integration.symbols import NewSymbol
@@ -42,10 +48,16 @@ def opt_in_reason(
         package = probe.package
         if package in sys.stdlib_module_names or package in opt_in.first_party:
             continue
-        name = declared_as(package, opt_in.distributions_for(package), declared)
-        if name and declared.by_default(name):
+        mapped = opt_in.distributions_for(package)
+        if declared_by_default(package, mapped, declared):
             continue  # installed by default: the backend can be chosen automatically
-        how = f"only as an optional extra (`{name}`)" if name else "nowhere"
+        name = declared_as(package, mapped, declared)
+        if name:  # an extra: the project's own opt-in install (`pip install vllm[b12x]`)
+            how = f"only as an optional extra (`{name}`)"
+        elif probe.path == path:  # the backend's own module asks for it before use
+            how = "nowhere"
+        else:
+            continue  # a helper's probe, often an alternative or a fast path (aiter, cubins)
         return (
             f"opt-in: needs `{package}` (probed for at `{probe.where}`), which the "
             f"requirement files declare {how}"

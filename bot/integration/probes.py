@@ -8,9 +8,8 @@ in some installs, which is what an optional dependency is. Two uses:
 
 - an import of a probed package is optional, even when the import statement itself is
   bare (the probe sits in another function or file);
-- a registry member whose module needs a probed package that no requirement file
-  installs by default (declared nowhere, or only as an extra such as ``vllm[b12x]``) is
-  an opt-in backend: vLLM leaves those out of automatic selection (``HPC_ATTN``, ``B12X``).
+- a registry member that needs a probed package no requirement file installs by default
+  is an opt-in backend (``HPC_ATTN``, ``B12X``): :mod:`bot.integration.opt_in`.
 
 A probe is a call of a function named ``find_spec`` (or of a function of the same file
 that passes its first parameter to ``find_spec``) whose first argument is a string
