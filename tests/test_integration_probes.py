@@ -89,6 +89,8 @@ def test_a_module_needs_the_probes_its_imported_names_reach_one_hop_away():
     assert path == "vllm/v1/attention/backends/b12x.py"
     assert module_path("vllm.config.VllmConfig", files.__contains__) == "vllm/config/__init__.py"
     assert module_path("elsewhere.Thing", files.__contains__) is None
+    assert module_path("a." * 10_000 + "B", files.__contains__) is None  # bounded
+    assert module_path("vllm..utils", files.__contains__) is None
 
 
 def test_unparsable_files_are_problems_not_crashes():

@@ -28,6 +28,8 @@ from bot.limits import InputRejected, parse_python, walk
 # The first-party modules a registry member's module imports names from, read to find the
 # probes those names reach (one hop: vllm/v1/attention/backends/b12x.py -> vllm/utils/b12x).
 MAX_HOP_MODULES = 40
+# Dotted names deeper than this are not module paths (vLLM's deepest: 9 parts).
+MAX_MODULE_DEPTH = 32
 
 Reader = Callable[[str], str | None]  # a repository path -> its text, or None
 Exists = Callable[[str], bool]  # whether the repository has a path
@@ -71,13 +73,13 @@ class ModuleProbes:
         return found
 
 
-def _probe_wrappers(tree: ast.Module) -> set[str]:
+def _probe_wrappers(tree: ast.Module, path: str) -> set[str]:
     """Functions of the file that pass their first parameter to ``find_spec``."""
     wrappers = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.args.args:
             first = node.args.args[0].arg
-            for child in ast.walk(node):
+            for child in walk(node, path):
                 if (
                     isinstance(child, ast.Call)
                     and (dotted(child.func) or "").endswith("find_spec")
@@ -103,7 +105,7 @@ def _defined_names(node: ast.stmt) -> list[str]:
 def module_probes(path: str, text: str) -> ModuleProbes:
     """Every probe of a Python file. Raises :class:`~bot.limits.InputRejected`."""
     tree = parse_python(text, path)
-    wrappers = _probe_wrappers(tree)
+    wrappers = _probe_wrappers(tree, path)
     result = ModuleProbes()
     for statement in tree.body:
         probes, refers = [], set()
@@ -129,6 +131,8 @@ def module_path(dotted_name: str, exists: Exists) -> str | None:
     """The repository file of the longest module prefix of ``dotted_name`` that exists
     (``pkg.mod.Class`` -> ``pkg/mod.py`` or ``pkg/mod/__init__.py``)."""
     parts = dotted_name.split(".")
+    if len(parts) > MAX_MODULE_DEPTH or not all(parts):
+        return None  # not a module path any repository has
     for end in range(len(parts), 0, -1):
         base = "/".join(parts[:end])
         for candidate in (f"{base}.py", f"{base}/__init__.py"):
