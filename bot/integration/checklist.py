@@ -3,113 +3,23 @@
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
-from packaging.utils import canonicalize_name
 
 from bot.checks.base import Cache
-from bot.integration.aliases import aliases_from_tables, name_tables
-from bot.integration.distributions import Declared, declared_as, declared_distributions
-from bot.integration.entries import file_entries
-from bot.integration.imports import (
-    ImportSite,
-    imported_anywhere,
-    imports_in,
-    top_level_imports,
-)
-from bot.integration.installs import installs_in_files
+from bot.integration.aliases import aliases_from_tables
+from bot.integration.dependencies import check_imports
+from bot.integration.distributions import declared_distributions
+from bot.integration.headfiles import HeadFiles, Outcome, looked_in, new_finding
 from bot.integration.opt_in import opt_in_reason
-from bot.integration.probes import probed_in_tree
 from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.symbols import NewSymbol, new_symbols
-from bot.limits import InputRejected
-from bot.snapshot import Snapshot, TreeReader, path_matches
+from bot.snapshot import Snapshot
 
-MAX_MISSING_PATHS = 10
+__all__ = ["HeadFiles", "Outcome", "evaluate", "is_wired"]
+
 # A PR adding more new names than this to one watched file (a generated enum, a hostile
 # diff) gets the first ones checked and a note, not minutes of searching.
 MAX_SYMBOLS_PER_RULE = 100
-_BASE_IMPORTS = "integration-base-imports"
-_HEAD_PROBES = "integration-head-probes"
-_NO_PROBE = "-"  # cached: no file at that head probes for the module
-
-
-class HeadFiles:
-    """Files of one tree by glob, each read and parsed once per run; problems collected."""
-
-    def __init__(self, tree: TreeReader, problems: list[str]) -> None:
-        self.tree = tree
-        self.problems = problems
-        self._all: list[str] | None = None
-        self._matching: dict[tuple[str, ...], list[str]] = {}
-        self._text: dict[str, str] = {}
-        self._lowered: dict[str, str] = {}
-        self._tables: dict[str, list[tuple[str, frozenset[str]]] | None] = {}
-        self._entries: dict[str, frozenset[str] | None] = {}
-        # Top-level modules and packages of the tree itself (``tools``, ``setup``...).
-        self.own_modules: set[str] | None = None
-
-    def all_paths(self) -> list[str]:
-        if self._all is None:
-            self._all = self.tree.list_paths()
-        return self._all
-
-    def matching(self, globs: list[str]) -> list[str]:
-        key = tuple(globs)
-        if key not in self._matching:
-            self._matching[key] = [
-                p for p in self.all_paths() if any(path_matches(p, g) for g in globs)
-            ]
-        return self._matching[key]
-
-    def text(self, path: str) -> str:
-        if path not in self._text:
-            self._text[path] = self.tree.read_text(path) or ""
-        return self._text[path]
-
-    def lowered(self, path: str) -> str:
-        if path not in self._lowered:
-            self._lowered[path] = self.text(path).lower()
-        return self._lowered[path]
-
-    def name_tables(self, path: str) -> list[tuple[str, frozenset[str]]] | None:
-        """The tables of names in a Python file (``aliases.name_tables``), or None."""
-        if path not in self._tables:
-            try:
-                self._tables[path] = name_tables(path, self.text(path))
-            except InputRejected as exc:
-                self.problems.append(str(exc))
-                self._tables[path] = None
-        return self._tables[path]
-
-    def entries(self, path: str) -> frozenset[str] | None:
-        """The file's real entries, or None when it could not be read (a problem says why)."""
-        if path not in self._entries:
-            try:
-                self._entries[path] = file_entries(path, self.text(path))
-            except InputRejected as exc:
-                self.problems.append(str(exc))
-                self._entries[path] = None
-        return self._entries[path]
-
-
-@dataclass
-class Outcome:
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    checked_symbols: int = 0
-    checked_imports: int = 0
-    problems: list[str] = field(default_factory=list)
-    # (symbol, where, path): expectations skipped because the repository wires it elsewhere.
-    wired_elsewhere: list[tuple[str, str, str]] = field(default_factory=list)
-    # (module, distribution, "path:line"): imports declared by an install command.
-    installed_by: list[tuple[str, str, str]] = field(default_factory=list)
-
-    @property
-    def missing(self) -> list[dict[str, Any]]:
-        return [f for f in self.findings if not f.get("optional")]
 
 
 def evaluate(snapshot: Snapshot, rules: IntegrationRules, cache: Cache | None) -> Outcome:
@@ -121,7 +31,7 @@ def evaluate(snapshot: Snapshot, rules: IntegrationRules, cache: Cache | None) -
         if not snapshot.touches(rule.paths):
             continue
         if rule.kind == "imports":
-            import_findings += _check_imports(snapshot, rule, files, cache, outcome)
+            import_findings += check_imports(snapshot, rule, files, cache, outcome)
         else:
             symbol_findings += _check_symbols(snapshot, rule, files, outcome)
     # Strongest first: wiring gaps, then undeclared imports, then optional ones.
@@ -129,18 +39,6 @@ def evaluate(snapshot: Snapshot, rules: IntegrationRules, cache: Cache | None) -
     outcome.findings = symbol_findings + import_findings
     outcome.problems[:] = list(dict.fromkeys(outcome.problems))
     return outcome
-
-
-def _finding(rule: IntegrationRule, where: str, symbol: str, path: str, line: int) -> dict:
-    return {
-        "rule": rule.name,
-        "symbol": symbol,
-        "missing_in": [],
-        "where": where,
-        "introduced_at": f"{path}:{line}",
-        "path": path,
-        "line": line,
-    }
 
 
 # --- symbol rules ---------------------------------------------------------------------------
@@ -171,8 +69,8 @@ def _check_symbols(
             missing = _missing(names, expectation, files)
             if missing is None:
                 continue
-            finding = _finding(rule, expectation.where, item.symbol, item.path, item.line)
-            finding["missing_in"] = _looked_in(missing, expectation)
+            finding = new_finding(rule, expectation.where, item.symbol, item.path, item.line)
+            finding["missing_in"] = looked_in(missing, expectation)
             if len(names) > 1:
                 finding["aliases"] = names[1:]
             if reason:
@@ -194,11 +92,6 @@ def _opt_in_test(
     exists = set(files.all_paths()).__contains__
     opt_in = rule.opt_in
     return lambda item: opt_in_reason(item, opt_in, declared, files.text, exists, outcome.problems)
-
-
-def _looked_in(paths: list[str], expectation: Expectation) -> list[str]:
-    """The files looked in, or the rule's globs when they are too many to list."""
-    return paths if paths and len(paths) <= MAX_MISSING_PATHS else list(expectation.paths)
 
 
 def is_wired(item: NewSymbol, expectation: Expectation, files: HeadFiles) -> bool:
@@ -255,210 +148,3 @@ def _missing(names: list[str], expectation: Expectation, files: HeadFiles) -> li
         if any(regex.search(entry) for entry in entries for regex in regexes):
             return None
     return candidates if readable else None
-
-
-# --- imports rules --------------------------------------------------------------------------
-
-
-def _check_imports(
-    snapshot: Snapshot,
-    rule: IntegrationRule,
-    files: HeadFiles,
-    cache: Cache | None,
-    outcome: Outcome,
-) -> list[dict]:
-    sites = _candidate_imports(snapshot, rule, files, outcome.problems)
-    if not sites:
-        return []
-    declared = [_declared(expectation, files, outcome) for expectation in rule.expect]
-    # (module, expectation index) pairs no declaration covers; only those need the base
-    # walk, which most PRs (importing what the project already declares) never reach.
-    gaps = []
-    for module in sites:
-        for index in range(len(rule.expect)):
-            name = declared_as(module, rule.distributions_for(module), declared[index])
-            if name is None:
-                gaps.append((module, index))
-            elif name in declared[index].installed:
-                outcome.installed_by.append((module, name, declared[index].installed[name]))
-    known = _imported_at_base(snapshot, {m for m, _ in gaps}, cache, outcome.problems)
-    outcome.checked_imports += len(sites)
-    bare = {m for m, _ in gaps if m not in known and not sites[m].guard}
-    optional = _optional_by_the_code(snapshot, rule, files, sites, bare, declared, cache, outcome)
-    findings = []
-    for module, index in gaps:
-        if module in known:
-            continue  # not new: some file at base already imports it
-        site, expectation = sites[module], rule.expect[index]
-        mapped = rule.distributions_for(module)
-        finding = _finding(rule, expectation.where, module, site.path, site.line)
-        finding["distribution"] = canonicalize_name(mapped[0] if mapped else module)
-        because = f"guarded by {site.guard}" if site.guard else optional.get(module)
-        if because:
-            finding["optional"] = True
-            finding["guard"] = site.guard or because
-            finding["where"] = f"{expectation.where} (optional: {because})"
-        else:
-            finding["missing_in"] = _looked_in(files.matching(expectation.paths), expectation)
-        findings.append(finding)
-    return findings
-
-
-def _optional_by_the_code(
-    snapshot: Snapshot,
-    rule: IntegrationRule,
-    files: HeadFiles,
-    sites: dict[str, ImportSite],
-    modules: set[str],
-    declared: list[Declared],
-    cache: Cache | None,
-    outcome: Outcome,
-) -> dict[str, str]:
-    """Why each of ``modules`` (bare imports no file declares) is optional all the same:
-    the repository probes for it (``find_spec("hpc")``), or the importing file needs an
-    undeclared library the base already imports (``aiter``), so it comes with that
-    library's platform stack. Module -> the reason, for the ones that are."""
-    if not modules:
-        return {}
-    reasons = {
-        module: f"the code probes for it at `{where}`"
-        for module, where in _probed_at_head(snapshot, rule, files, modules, cache, outcome)
-    }
-    own = set(rule.first_party) | set(rule.ignore)
-    neighbours: dict[str, list[str]] = {}
-    for module in modules - set(reasons):
-        try:
-            found = top_level_imports(sites[module].path, files.text(sites[module].path))
-        except InputRejected:
-            continue  # already a problem of _candidate_imports
-        neighbours[module] = [
-            name
-            for name in dict.fromkeys(found)
-            if name not in modules
-            and name not in own
-            and name not in sys.stdlib_module_names
-            and not _is_own_module(files, name)
-            and not any(declared_as(name, rule.distributions_for(name), d) for d in declared)
-        ]
-    wanted = {n for names in neighbours.values() for n in names}
-    at_base = _imported_at_base(snapshot, wanted, cache, outcome.problems) if wanted else set()
-    for module, names in neighbours.items():
-        established = next((n for n in names if n in at_base), None)
-        if established:
-            reasons[module] = (
-                f"its file needs `{established}` to load, which the project already uses "
-                "without declaring it: it comes with that library's stack"
-            )
-    return reasons
-
-
-def _probed_at_head(
-    snapshot: Snapshot,
-    rule: IntegrationRule,
-    files: HeadFiles,
-    modules: set[str],
-    cache: Cache | None,
-    outcome: Outcome,
-) -> list[tuple[str, str]]:
-    """(module, "path:line" of a probe) for the modules some file of the rule's paths at
-    head probes for; cached per head commit and module, as the base walk is."""
-    found, unknown = [], set()
-    for module in sorted(modules):
-        hit = cache.get(_HEAD_PROBES, f"{snapshot.head_sha}:{module}") if cache else None
-        if hit is None:
-            unknown.add(module)
-        elif hit != _NO_PROBE:
-            found.append((module, hit))
-    if unknown:
-        python = [p for p in files.all_paths() if p.endswith(".py")]
-        python = [p for p in python if any(path_matches(p, g) for g in rule.paths)]
-        before = len(outcome.problems)
-        # Read through the tree, not HeadFiles: a whole tree is not kept in memory.
-        probes = probed_in_tree(python, files.tree.read_text, unknown, outcome.problems)
-        found += [(module, probe.where) for module, probe in probes.items()]
-        if cache and len(outcome.problems) == before:  # an incomplete scan is not remembered
-            for module in unknown:
-                where = probes[module].where if module in probes else _NO_PROBE
-                cache.put(_HEAD_PROBES, f"{snapshot.head_sha}:{module}", where)
-    return found
-
-
-def _declared(expectation: Expectation, files: HeadFiles, outcome: Outcome) -> Declared:
-    paths = files.matching(expectation.paths)
-    declared = declared_distributions((path, files.text(path)) for path in paths)
-    outcome.problems.extend(declared.problems)
-    if expectation.installed_by:
-        scripts = files.matching(expectation.installed_by)
-        for install in installs_in_files(((p, files.text(p)) for p in scripts), outcome.problems):
-            if install.name not in declared.names:
-                declared.names[install.name] = install.path
-                declared.installed[install.name] = install.where
-    return declared
-
-
-def _candidate_imports(
-    snapshot: Snapshot, rule: IntegrationRule, files: HeadFiles, problems: list[str]
-) -> dict[str, ImportSite]:
-    """Third-party modules that import statements on the PR's added lines name, one site
-    each: an unguarded site if there is one (the dependency is then required), else the
-    first guarded one. The whole file is parsed, since a guard may sit lines away."""
-    own = set(rule.first_party) | set(rule.ignore)
-    sites: dict[str, ImportSite] = {}
-    for changed in snapshot.files:
-        if changed.status == "removed" or not changed.path.endswith(".py"):
-            continue
-        if not any(path_matches(changed.path, p) for p in rule.paths):
-            continue
-        added = {number for number, text in changed.added_lines() if "import" in text}
-        if not added:
-            continue
-        try:
-            found = imports_in(changed.path, files.text(changed.path))
-        except InputRejected as exc:
-            problems.append(str(exc))
-            continue
-        for site in found:
-            if site.line not in added:
-                continue
-            if site.module in sys.stdlib_module_names or site.module in own:
-                continue
-            if site.typing_only:
-                continue  # for type checkers; nothing to install
-            kept = sites.get(site.module)
-            if kept is None or (kept.guard and not site.guard):
-                sites[site.module] = site
-    # A top-level module or package of the repository itself is first party.
-    return {m: s for m, s in sites.items() if not _is_own_module(files, m)}
-
-
-def _is_own_module(files: HeadFiles, module: str) -> bool:
-    if files.own_modules is None:
-        files.own_modules = {
-            path.split("/", 1)[0].removesuffix(".py")
-            for path in files.all_paths()
-            if path.endswith(".py") and path.count("/") <= 1
-        }
-    return module in files.own_modules
-
-
-def _imported_at_base(
-    snapshot: Snapshot, modules: set[str], cache: Cache | None, problems: list[str]
-) -> set[str]:
-    """Which modules some Python file at base imports, cached per base commit and module."""
-    known, unknown = set(), set()
-    for module in modules:
-        hit = cache.get(_BASE_IMPORTS, f"{snapshot.base_sha}:{module}") if cache else None
-        if hit is None:
-            unknown.add(module)
-        elif hit == "1":
-            known.add(module)
-    if unknown:
-        python_files = [p for p in snapshot.base.list_paths() if p.endswith(".py")]
-        before = len(problems)
-        found = imported_anywhere(snapshot.base, python_files, unknown, problems)
-        known |= found
-        if cache and len(problems) == before:  # an incomplete scan is not remembered
-            for module in unknown:
-                answer = "1" if module in found else "0"
-                cache.put(_BASE_IMPORTS, f"{snapshot.base_sha}:{module}", answer)
-    return known
