@@ -261,3 +261,21 @@ def test_the_head_probe_search_is_remembered_per_head_commit(git_repo, check_con
     head = git_repo.git("rev-parse", "HEAD")
     assert cache.get("integration-head-probes", f"{head}:hpc") == "vllm/utils/hpc.py:2"
     assert cache.get("integration-head-probes", f"{head}:plain_new") == "-"
+
+
+def test_files_over_the_readers_bound_are_problems_not_a_lost_section(git_repo, check_context):
+    huge = "x = 1\n" + "#" * 8_100_000
+    section = _run(
+        git_repo,
+        {
+            "vllm/new.py": "import brand_new\n",
+            "vllm/huge.py": huge,  # its diff is not read
+            "docker/Dockerfile": "RUN pip install a\n" + huge,  # an install script too big
+        },
+        check_context,
+    )
+    assert [f["symbol"] for f in section.findings] == ["brand_new"]
+    problems = section.data["problems"]
+    assert any(p.startswith("`vllm/huge.py`") for p in problems)
+    assert any(p.startswith("`docker/Dockerfile`") for p in problems)
+    assert section.summary.endswith("input problem(s) (not read in full)")

@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 
 from bot.checks.base import Cache
 from bot.integration.distributions import Declared, declared_as, declared_distributions
-from bot.integration.headfiles import HeadFiles, Outcome, looked_in, new_finding
+from bot.integration.headfiles import HeadFiles, Outcome, looked_in, new_finding, read_or_note
 from bot.integration.imports import (
     ImportSite,
     imported_anywhere,
@@ -147,7 +147,8 @@ def _probed_at_head(
         python = [p for p in python if any(path_matches(p, g) for g in rule.paths)]
         before = len(outcome.problems)
         # Read through the tree, not HeadFiles: a whole tree is not kept in memory.
-        probes = probed_in_tree(python, files.tree.read_text, unknown, outcome.problems)
+        read = read_or_note(files.tree, outcome.problems)
+        probes = probed_in_tree(python, read, unknown, outcome.problems)
         found += [(module, probe.where) for module, probe in probes.items()]
         if cache and len(outcome.problems) == before:  # an incomplete scan is not remembered
             for module in unknown:
@@ -182,7 +183,11 @@ def _candidate_imports(
             continue
         if not any(path_matches(changed.path, p) for p in rule.paths):
             continue
-        added = {number for number, text in changed.added_lines() if "import" in text}
+        try:
+            added = {number for number, text in changed.added_lines() if "import" in text}
+        except InputRejected as exc:  # a diff over the reader's bound
+            problems.append(str(exc))
+            continue
         if not added:
             continue
         try:

@@ -3,6 +3,7 @@ once, and the outcome the rules add their findings to."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,20 @@ from bot.limits import InputRejected
 from bot.snapshot import TreeReader, path_matches
 
 MAX_MISSING_PATHS = 10
+
+
+def read_or_note(tree: TreeReader, problems: list[str]) -> Callable[[str], str | None]:
+    """``tree.read_text`` that turns a file over the reader's bound into a problem (and no
+    text) instead of an exception: one huge file must not cost the whole checklist."""
+
+    def read(path: str) -> str | None:
+        try:
+            return tree.read_text(path)
+        except InputRejected as exc:
+            problems.append(str(exc))
+            return None
+
+    return read
 
 
 class HeadFiles:
@@ -45,7 +60,7 @@ class HeadFiles:
 
     def text(self, path: str) -> str:
         if path not in self._text:
-            self._text[path] = self.tree.read_text(path) or ""
+            self._text[path] = read_or_note(self.tree, self.problems)(path) or ""
         return self._text[path]
 
     def lowered(self, path: str) -> str:

@@ -212,7 +212,11 @@ def imported_anywhere(
     for path in paths:
         if not wanted:
             break
-        text = tree.read_text(path)
+        try:
+            text = tree.read_text(path)
+        except InputRejected as exc:  # over the reader's bound: named, not guessed at
+            problems.append(str(exc))
+            continue
         if not text or not _may_import(text, wanted):
             continue
         try:

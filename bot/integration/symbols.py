@@ -62,14 +62,25 @@ def new_symbols(
         if not any(path_matches(changed.path, p) for p in rule.paths):
             continue
         candidates = []
-        for line_number, text in changed.added_lines():
+        try:
+            added = changed.added_lines()
+        except InputRejected as exc:  # a diff over the reader's bound
+            if problems is not None:
+                problems.append(str(exc))
+            continue
+        for line_number, text in added:
             match = pattern.search(text)
             if match and match.group(1) and match.group(1) not in found:
                 candidates.append((match.group(1), line_number))
         if not candidates:
             continue
-        before = snapshot.base.read_text(changed.previous_path or changed.path) or ""
-        after = snapshot.head.read_text(changed.path) or ""
+        try:
+            before = snapshot.base.read_text(changed.previous_path or changed.path) or ""
+            after = snapshot.head.read_text(changed.path) or ""
+        except InputRejected as exc:  # a side over the reader's bound
+            if problems is not None:
+                problems.append(str(exc))
+            continue
         at_base = at_head = None
         if changed.path.endswith(".py"):
             try:
