@@ -164,10 +164,18 @@ def test_a_library_a_dockerfile_or_ci_script_installs_is_declared_there(git_repo
     section = _run(
         git_repo,
         {
-            "vllm/kv_offload/kvcr_manager.py": "from kvcr import Tier\nimport nixl_ep\n",
+            "vllm/kv_offload/kvcr_manager.py": (
+                "from kvcr import Tier\nimport nixl_ep\nimport deep_gemm\n"
+            ),
             ".buildkite/scripts/install-kv-offload.sh": (
                 "#!/bin/bash\nuv pip install --system \\\n"
                 '    "kvcr @ git+https://github.com/ai-dynamo/kvcr.git@v0.1.0"\n'
+            ),
+            "docker/Dockerfile": (
+                "FROM base\nRUN --mount=type=cache,target=/root/.cache/uv \\\n"
+                "    # DeepGEMM from its wheel\n"
+                "    uv pip install --system deep-gemm==2.1.0 && \\\n"
+                "    uv pip install --system nixl-cu${CUDA_MAJOR}\n"
             ),
         },
         check_context,
@@ -175,9 +183,10 @@ def test_a_library_a_dockerfile_or_ci_script_installs_is_declared_there(git_repo
     assert section.status == Status.PASS, section.findings
     assert section.findings == []
     # nixl_ep ships in the nixl wheels (the rule's mapping), declared in kv_connectors.txt;
-    # kvcr is declared by the script that installs it, which the report names.
-    assert section.data["installed_by"] == [
-        ("kvcr", "kvcr", ".buildkite/scripts/install-kv-offload.sh:3")
+    # kvcr and deep_gemm are declared by what installs them, which the report names.
+    assert sorted(section.data["installed_by"]) == [
+        ("deep_gemm", "deep-gemm", "docker/Dockerfile:4"),
+        ("kvcr", "kvcr", ".buildkite/scripts/install-kv-offload.sh:3"),
     ]
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
     assert "Installed outside the requirement files: `kvcr`" in text
