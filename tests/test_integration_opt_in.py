@@ -288,3 +288,39 @@ def test_files_over_the_readers_bound_are_problems_not_a_lost_section(git_repo, 
     assert any(p.startswith("`vllm/huge.py`") for p in problems)
     assert any(p.startswith("`docker/Dockerfile`") for p in problems)
     assert section.summary.endswith("input problem(s) (not read in full)")
+
+
+# Shaped like vLLM 0.33's vllm/distributed/weight_transfer/m2n_common.py.
+M2N_COMMON = """\
+def prepare_m2n_local_runtime(m2n):
+    import nccl.core as nccl
+
+    return nccl
+
+
+def import_m2n():
+    try:
+        import nccl.m2n as m2n
+    except ImportError as e:
+        raise ImportError("requires the nccl-extensions package") from e
+    return m2n
+"""
+
+
+def test_a_bare_import_beside_a_guarded_one_in_the_same_file_is_optional(git_repo, check_context):
+    section = _run(
+        git_repo,
+        {
+            "vllm/distributed/weight_transfer/m2n_common.py": M2N_COMMON,
+            "vllm/elsewhere.py": "import humming_like\n",
+            "vllm/guarded.py": "try:\n    import humming_like\nexcept ImportError:\n    pass\n",
+        },
+        check_context,
+    )
+    by_symbol = {f["symbol"]: f for f in section.findings}
+    assert by_symbol["nccl"]["where"] == (
+        "a requirement file (optional: the same file guards it at line 9 (try/except ImportError))"
+    )
+    # A guard in another file does not make a bare import optional (humming, 0.20).
+    assert "optional" not in by_symbol["humming_like"]
+    assert section.status == Status.WARN

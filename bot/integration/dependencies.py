@@ -88,9 +88,10 @@ def _optional_by_the_code(
     outcome: Outcome,
 ) -> dict[str, str]:
     """Why each of ``modules`` (bare imports no file declares) is optional all the same:
-    the repository probes for it (``find_spec("hpc")``), or the importing file needs an
-    undeclared library the base already imports (``aiter``), so it comes with that
-    library's platform stack. Module -> the reason, for the ones that are."""
+    the repository probes for it (``find_spec("hpc")``), the importing file guards another
+    import of it, or the importing file needs an undeclared library the base already
+    imports (``aiter``), so it comes with that library's platform stack. Module -> the
+    reason, for the ones that are."""
     if not modules:
         return {}
     reasons = {
@@ -100,10 +101,21 @@ def _optional_by_the_code(
     own = set(rule.first_party) | set(rule.ignore)
     neighbours: dict[str, list[str]] = {}
     for module in modules - set(reasons):
+        path = sites[module].path
         try:
-            found = top_level_imports(sites[module].path, files.text(sites[module].path))
+            found = top_level_imports(path, files.text(path))
+            guarded = next(
+                (s for s in imports_in(path, files.text(path)) if s.module == module and s.guard),
+                None,
+            )
         except InputRejected:
             continue  # already a problem of _candidate_imports
+        if guarded and not guarded.typing_only:
+            # The file's own import of it copes with its absence (vLLM 0.33's m2n_common.py:
+            # `import_m2n()` re-raises with install hints; `prepare_m2n_local_runtime`
+            # then imports `nccl.core` bare): its author treats it as optional.
+            reasons[module] = f"the same file guards it at line {guarded.line} ({guarded.guard})"
+            continue
         neighbours[module] = [
             name
             for name in dict.fromkeys(found)
