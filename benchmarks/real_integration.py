@@ -332,6 +332,11 @@ REASONING = """\
   git repository and installs aiter's own requirements file, which prbot cannot read): the
   new library comes with that stack, a note. The signal is the file's dependence on the
   established undeclared library at load time (a top-level import), nothing about names.
+- **A bare import beside a guarded one.** vLLM 0.33's `m2n_common.py` imports `nccl.core`
+  bare in a function that runs only after `import_m2n()` got `nccl.m2n` through
+  `try/except ImportError` (re-raised with install hints: "not installed by vLLM"). A bare
+  import in a file that guards another import of the same module is optional; a guard in
+  another file is not enough (`humming`, 0.20, stays a finding and was confirmed).
 - **Declared under a vendor's prefix.** `tvm_ffi` is `apache-tvm-ffi` in
   `requirements/cuda.txt`: a declared `<something>-<module>` now counts, as `<module>-<something>`
   (`quack-kernels`) already did.
