@@ -35,6 +35,7 @@ def run(snapshot: Snapshot, rules: IntegrationRules, context: CheckContext) -> S
         "problems": outcome.problems,
         "wired_elsewhere": outcome.wired_elsewhere,
         "by_name": by_name(outcome.findings),
+        "installed_by": outcome.installed_by,
     }
     status = Status.WARN if outcome.missing else Status.PASS
     return Section("integration", status, summarize(outcome), outcome.findings, data)
@@ -89,10 +90,15 @@ def summarize(outcome: Outcome) -> str:
         parts.append(f"{' and '.join(c for c in counted if c)} checked: all wired in")
     else:
         parts.append("nothing new to wire in")
-    optional = list(dict.fromkeys(f["symbol"] for f in outcome.findings if f.get("optional")))
+    notes = [f for f in outcome.findings if f.get("optional")]
+    opt_in = list(dict.fromkeys(f["symbol"] for f in notes if f.get("opt_in")))
+    if opt_in:
+        names = join_limited(opt_in, SUMMARY_SYMBOLS)
+        parts.append(f"opt-in, left out of automatic selection: {names}")
+    optional = list(dict.fromkeys(f["symbol"] for f in notes if not f.get("opt_in")))
     if optional:
         names = join_limited(optional, SUMMARY_SYMBOLS)
-        parts.append(f"optional (guarded) imports not declared: {names}")
+        parts.append(f"optional imports not declared: {names}")
     if outcome.problems:
         parts.append(f"{len(outcome.problems)} input problem(s) (not read in full)")
     return "; ".join(parts)
