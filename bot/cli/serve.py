@@ -46,12 +46,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _service(args: argparse.Namespace, *, github: bool = True):  # noqa: ANN202
+    from sqlalchemy.exc import SQLAlchemyError
+
     from bot.service import Service
+    from bot.store.db import DatabaseUrlError
 
     try:
-        return Service.from_settings(Settings.from_env(dry_run=args.dry_run), github=github)
-    except ConfigError as exc:
+        settings = Settings.from_env(dry_run=args.dry_run)
+        # Everything is checked before anything starts: never a half-started service.
+        settings.check_startup(github=github)
+        return Service.from_settings(settings, github=github)
+    except (ConfigError, DatabaseUrlError) as exc:
         raise CliError(str(exc)) from None
+    except SQLAlchemyError as exc:
+        reason = str(exc.orig if getattr(exc, "orig", None) else exc).splitlines()[0]
+        raise CliError(f"PRBOT_DATABASE_URL: cannot open the database: {reason}") from None
 
 
 def run_serve(args: argparse.Namespace) -> int:
