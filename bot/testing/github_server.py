@@ -30,6 +30,7 @@ from pathlib import Path
 import uvicorn
 
 from bot.testing import webhooks
+from bot.testing.app_hooks import HookDelivery, HookSender
 from bot.testing.auth import generate_private_key_pem, mint_installation_token, public_key_pem
 from bot.testing.bare_repo import BareRepo
 from bot.testing.payloads import Shapes
@@ -84,6 +85,7 @@ class FakeGitHub:
         self.calls: list[Call] = self.traffic.calls  # every answered request, for assertions
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
+        self.hook = HookSender(self)  # the App's webhook: its URL, secret and deliveries
         self._server: uvicorn.Server | None = None
         self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None
@@ -121,6 +123,7 @@ class FakeGitHub:
             self.traffic.release_holds()
             self._server.should_exit = True
             self._thread.join(timeout=10)
+        self.hook.close()
         self._server = self._thread = None
         self._socket.close()
         if self._tmp is not None:
@@ -370,6 +373,19 @@ class FakeGitHub:
 
     def ping_event(self) -> dict:
         return webhooks.ping_event(self.shapes)
+
+    # --- the App's webhook (bot/testing/app_hooks.py)
+    def configure_hook(self, url: str, secret: str) -> None:
+        """Where the App's webhook points and the secret it signs with."""
+        self.hook.configure(url, secret)
+
+    def send_webhook(self, event: str, payload: dict, *, guid: str | None = None) -> HookDelivery:
+        """Deliver a payload as GitHub does (signed, recorded with prbot's answer)."""
+        return self.hook.send(event, payload, guid=guid)
+
+    def hook_deliveries(self) -> list[HookDelivery]:
+        with self.lock:
+            return list(self.hook.deliveries)
 
     # --- observation
     def reset_calls(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bot.testing.app_hooks import register_app_hook_routes
 from bot.testing.auth import mint_installation_token, rate_limit_status
 from bot.testing.graphql import answer_graphql
 from bot.testing.issues_api import register_issue_routes
@@ -59,6 +60,7 @@ class RestApi:
         add("GET", f"{REPO}/collaborators/(?P<user>[^/]+)/permission", self.get_permission)
         add("POST", "/graphql", self.graphql)
         register_issue_routes(self, REPO)
+        register_app_hook_routes(self)
 
     # --- lookups shared by handlers
     def repo(self, req: ApiRequest) -> FakeRepo:

@@ -167,6 +167,8 @@ class ServerApp:
         return route.handler(req)
 
     def _authenticate(self, req: ApiRequest, kind: str) -> None:
+        if kind == "none":  # the manifest flow: the browser form and the one-time code
+            return
         credential = bearer_value(req.headers.get("authorization"))
         if credential is None:
             raise HttpError(401, "Requires authentication")
