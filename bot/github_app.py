@@ -33,6 +33,14 @@ class PullInfo:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class HookPage:
+    status: int  # 200, or 304 when the conditional request found nothing new
+    body: str
+    link: str | None
+    etag: str | None
+
+
 class GitHubApp:
     """One App: a JWT signer plus a cached client per installation."""
 
@@ -55,14 +63,42 @@ class GitHubApp:
         # the comment, so never resend on read errors. The job-level effect records recover.
         return GithubRetry(total=5, backoff_factor=0.5, read=0)
 
+    def _integration(self) -> GithubIntegration:
+        return GithubIntegration(
+            auth=self._app_auth,
+            base_url=self._base_url,
+            retry=self._retry(),
+            timeout=self._timeout,
+            **self._pacing,
+        )
+
     def bot_login(self) -> str:
         """'<slug>[bot]', the author of our comments (one GET /app per process)."""
         if self._bot_login is None:
-            integration = GithubIntegration(
-                auth=self._app_auth, base_url=self._base_url, retry=self._retry(), **self._pacing
-            )
-            self._bot_login = f"{integration.get_app().slug}[bot]"
+            self._bot_login = f"{self._integration().get_app().slug}[bot]"
         return self._bot_login
+
+    def hook_deliveries(self, url: str | None = None, etag: str | None = None) -> HookPage:
+        """One page of the App's webhook attempts, newest first (``url``: a next link).
+        With ``etag``, a page unchanged since is a 304 (free against the rate limit)."""
+        headers = {"If-None-Match": etag} if etag else {}
+        requester = self._integration().requester
+        if url is None:
+            status, response_headers, body = requester.requestJson(
+                "GET", "/app/hook/deliveries", parameters={"per_page": 100}, headers=headers
+            )
+        else:
+            status, response_headers, body = requester.requestJson("GET", url, headers=headers)
+        found = {k.lower(): v for k, v in response_headers.items()}
+        if status not in (200, 304):
+            raise GithubException(status, body, response_headers)
+        return HookPage(status, body if status == 200 else "", found.get("link"), found.get("etag"))
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to send one attempt again (same GUID); it answers 202 and sends later."""
+        self._integration().requester.requestJsonAndCheck(
+            "POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"
+        )
 
     def installation(self, installation_id: int) -> InstallationClient:
         with self._lock:
@@ -172,4 +208,4 @@ class InstallationClient:
         return data.get("permission", "none"), data.get("role_name")
 
 
-__all__ = ["CHECK_RUN_NAME", "GitHubApp", "InstallationClient", "PullInfo", "github"]
+__all__ = ["CHECK_RUN_NAME", "GitHubApp", "HookPage", "InstallationClient", "PullInfo", "github"]
