@@ -32,6 +32,7 @@ from bot.duplicates.store import needs_reconcile
 from bot.github_app import GitHubApp, InstallationClient
 from bot.gitrepo import GitError, run_git
 from bot.locks import named_lock
+from bot.logs import delivery_fields, job_fields, log_fields
 from bot.metrics import JOB_LATENCY
 from bot.mirror import RepoMirror
 from bot.permissions import command_allowed, effective_level, needs_permission_lookup
@@ -105,19 +106,31 @@ class Worker:
         beat = threading.Thread(target=self._heartbeat, args=(job, stop_heartbeat), daemon=True)
         beat.start()
         try:
-            self.handle(job)
+            with log_fields(**job_fields(job.id, job.kind, job.payload)):
+                self.handle(job)
         except Exception as exc:  # noqa: BLE001 - recorded on the job, retried with backoff
             stop_heartbeat.set()
             outcome = self.queue.fail(job, f"{type(exc).__name__}: {exc}")
             log.error(
-                "job %s (%s) failed, %s:\n%s", job.id, job.kind, outcome, traceback.format_exc()
+                "job %s (%s) failed, %s:\n%s",
+                job.id,
+                job.kind,
+                outcome,
+                traceback.format_exc(),
+                extra=job_fields(job.id, job.kind, job.payload),
             )
             JOB_LATENCY.labels(job.kind, outcome).observe(self._age(job))
         else:
             stop_heartbeat.set()
             self.queue.complete(job)
             JOB_LATENCY.labels(job.kind, "done").observe(self._age(job))
-            log.info("job %s (%s) done in %.2fs", job.id, job.kind, time.monotonic() - started)
+            log.info(
+                "job %s (%s) done in %.2fs",
+                job.id,
+                job.kind,
+                time.monotonic() - started,
+                extra=job_fields(job.id, job.kind, job.payload),
+            )
         return True
 
     @staticmethod
@@ -147,6 +160,11 @@ class Worker:
         if delivery is None:
             raise LookupError(f"delivery {delivery_id} is missing")
         payload = json.loads(delivery.body)
+        with log_fields(**delivery_fields(delivery.repo, payload)):
+            log.info("delivery %s: %s %s", delivery.guid, delivery.event, delivery.action or "")
+            self._dispatch_delivery(delivery, payload)
+
+    def _dispatch_delivery(self, delivery: deliveries.Delivery, payload: dict[str, Any]) -> None:
         if delivery.event == "pull_request":
             self.on_pull_request(delivery.action or "", payload)
         elif delivery.event == "issue_comment":

@@ -98,8 +98,15 @@ def run_serve(args: argparse.Namespace) -> int:
     progress(f"listening on {args.host}:{args.port}{mode}")
     # No access log: one synchronous stderr write per request on the event loop; deliveries
     # are counted in /metrics and refusals logged by the app.
+    # log_config=None: uvicorn's lines go through prbot's handler (format, redaction).
     config = uvicorn_config(
-        app, settings, host=args.host, port=args.port, log_level="info", access_log=False
+        app,
+        settings,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=False,
+        log_config=None,
     )
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal to the handler it found
     # installed; with the default one that would kill serve before it stops its workers.

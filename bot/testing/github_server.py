@@ -85,6 +85,8 @@ class FakeGitHub:
         self.calls: list[Call] = self.traffic.calls  # every answered request, for assertions
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
+        # Every token and JWT a client presented, so a test can look for them in logs.
+        self.seen_credentials: set[str] = set()
         self.hook = HookSender(self)  # the App's webhook: its URL, secret and deliveries
         self._server: uvicorn.Server | None = None
         self._app: ServerApp | None = None

@@ -119,6 +119,8 @@ class ServerApp:
         record: Callable[[int], None],
     ) -> None:
         password = basic_password(headers.get("authorization"))
+        if password:
+            self.gh.seen_credentials.add(password)
         token = self.gh.tokens.get(password or "")
         repo = self.gh.repos.get(path.split(".git", 1)[0].lstrip("/"))
         if token is None or not _live(token) or repo is None:
@@ -172,6 +174,7 @@ class ServerApp:
         credential = bearer_value(req.headers.get("authorization"))
         if credential is None:
             raise HttpError(401, "Requires authentication")
+        self.gh.seen_credentials.add(credential)
         if kind == "jwt":
             try:
                 verify_app_jwt(credential, self.gh.public_key_pem, self.gh.app_id)
