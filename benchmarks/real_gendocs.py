@@ -24,6 +24,7 @@ Nothing from the trees is written into this repository; copies live in temp dirs
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -156,8 +157,8 @@ def pair_row(base: str, head: str) -> dict[str, Any]:
     repo = vllm_releases.pair(base, head)
     out: dict[str, Any] = {"base": base, "head": head}
     for trusted in (True, False):
-        snapshot = snapshot_from_checkout(repo, "base", "head")
-        snapshot.trusted = trusted
+        snapshot = snapshot_from_checkout(repo, "base", "head", trusted=True)
+        snapshot = dataclasses.replace(snapshot, trusted=trusted)
         with tempfile.TemporaryDirectory(prefix="prbot-real-gendocs-pair-") as work:
             context = CheckContext(work_dir=Path(work), runner=SandboxRunner())
             started = time.perf_counter()

@@ -87,7 +87,7 @@ def count_findings(findings: list[dict[str, Any]]) -> dict[str, int]:
 def _one_run(
     repo: Path, rules: Any, work: Path, runner: SandboxRunner | None, uv_cache: Path
 ) -> tuple[Any, float, int]:
-    snapshot = snapshot_from_checkout(repo, "base", "head")
+    snapshot = snapshot_from_checkout(repo, "base", "head", trusted=True)
     context = CheckContext(
         work_dir=work, runner=runner, cache=MemoryCache(), extras={"uv_cache_dir": uv_cache}
     )

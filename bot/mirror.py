@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,11 +15,19 @@ from bot.gitrepo import GitError, auth_env, run_git
 FETCH_ENV = {"GIT_ALLOW_PROTOCOL": "https:http"}
 
 
+# A file read straight from the mirror (the rules, before any snapshot exists) is small.
+MAX_MIRROR_FILE_BYTES = 1_000_000
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
 class StaleHead(RuntimeError):
     """The PR head this job was for is no longer fetchable (force-pushed away)."""
 
 
 class RepoMirror:
+    """The bare mirror of one repository under ``<data_dir>/mirrors``. Only this class knows
+    where it keeps fetched branches and PR heads (``refs/prbot/...``)."""
+
     def __init__(self, root: Path, full_name: str, clone_url: str) -> None:
         owner, _, name = full_name.partition("/")
         self.full_name = full_name
@@ -42,6 +51,26 @@ class RepoMirror:
             run_git(self.path, ["init", "--bare", "-q"])
         # The clone URL comes from the (signature-verified) payload; keep it current.
         run_git(self.path, ["config", "remote.origin.url", self.clone_url])
+
+    @staticmethod
+    def _ref(ref: str) -> str:
+        """A commit SHA as it is; a branch name as the ref it was fetched into."""
+        return ref if _SHA.match(ref) else f"refs/prbot/heads/{ref}"
+
+    def read_file(self, ref: str, path: str) -> bytes | None:
+        """``path`` at ``ref`` (a commit SHA, or a branch fetched by :meth:`fetch_pull`);
+        None when the mirror, the ref or the file is missing, or the file is too large to be
+        what it claims (a rules file)."""
+        if not (self.path / "HEAD").exists() or path.startswith(("/", "-")):
+            return None
+        spec = f"{self._ref(ref)}:{path}"
+        try:
+            size = int(run_git(self.path, ["cat-file", "-s", spec]).strip() or 0)
+            if size > MAX_MIRROR_FILE_BYTES:
+                return None
+            return run_git(self.path, ["cat-file", "blob", spec])
+        except (GitError, ValueError):
+            return None
 
     def has_commit(self, sha: str) -> bool:
         try:

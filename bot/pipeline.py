@@ -1,102 +1,44 @@
 """One PR head, start to finish: mirror fetch, snapshot, checks, stored report, publish.
 
-The worker hands a ``pipeline`` job here. Everything GitHub-shaped goes through the
-installation client; the checks see only the snapshot and their context.
+The ``pipeline`` job handler (bot/handlers/pipeline.py) runs this. It is the server's edge
+around :mod:`bot.runner`: it fetches, builds the trees, asks the runner for the report, then
+stores and publishes it. Everything GitHub-shaped goes through the installation client.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine
-
-from bot import rules as rules_module
-from bot.checks import CheckContext, Section, Status
-from bot.config import Settings
+from bot.checks import CheckContext
 from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
-from bot.github_app import GitHubApp, InstallationClient
+from bot.github_app import InstallationClient
 from bot.gitrepo import BlobReader
-from bot.limits import InputRejected
+from bot.handlers.context import HandlerContext
 from bot.mirror import RepoMirror, StaleHead
-from bot.permissions import is_trusted
 from bot.publish import Publisher
-from bot.report import Report, build_report, render_markdown
-from bot.sandbox import SandboxRunner
+from bot.pulls import parse_time, pull_summary
+from bot.report import Report, render_markdown
+from bot.runner import LoadedRules, build_report, decide_trust, rules_from_tree
 from bot.snapshot import GitTree, Snapshot, diff_files
 from bot.store import state
 
 log = logging.getLogger(__name__)
 
 
-def parse_time(value: str | None) -> datetime:
-    if not value:
-        return datetime.now(UTC)
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def pull_summary(pull: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a pull-request object the pipeline needs, small enough for a job row."""
-    return {
-        "number": pull["number"],
-        "title": pull.get("title") or "",
-        "body": pull.get("body") or "",
-        "author": (pull.get("user") or {}).get("login", ""),
-        "author_association": pull.get("author_association") or "NONE",
-        "head_sha": pull["head"]["sha"],
-        "base_sha": pull["base"]["sha"],
-        "base_ref": pull["base"]["ref"],
-        "created_at": pull.get("created_at"),
-        "updated_at": pull.get("updated_at"),
-        "state": pull.get("state", "open"),
-    }
-
-
-def config_change_section(snapshot: Snapshot, default_rules: str) -> Section | None:
-    """When the PR changes ``.github/prbot.yml``: is the *new* file valid? The rules in force
-    stay those at base; this says now what would otherwise fail only after the merge."""
-    path = rules_module.REPO_RULES_PATH
-    if not any(path in (f.path, f.previous_path) for f in snapshot.files):
-        return None
-    try:
-        text = snapshot.head.read_text(path)
-    except InputRejected as exc:
-        return Section("rules", Status.FAIL, f"{path} as changed by this PR: {exc}")
-    if text is None:
-        return Section("rules", Status.PASS, f"{path} removed: after merge the defaults apply")
-    try:
-        rules_module.for_repository(text, default=default_rules)
-    except rules_module.RulesError as exc:
-        finding = {"path": path, "line": exc.line, "field": exc.field, "message": exc.problem}
-        return Section(
-            "rules",
-            Status.FAIL,
-            f"{path} as changed by this PR is invalid: {exc} (the base's rules were used)",
-            findings=[finding],
-        )
-    return Section(
-        "rules", Status.PASS, f"{path} as changed by this PR is valid (in force after merge)"
-    )
-
-
 class Pipeline:
-    def __init__(self, settings: Settings, engine: Engine, app: GitHubApp | None) -> None:
-        self.settings = settings
-        self.engine = engine
-        self.app = app
-        self.runner = SandboxRunner(user=settings.sandbox_user)
+    def __init__(self, ctx: HandlerContext) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.engine = ctx.engine
+        self.app = ctx.app
 
     def run(self, job: dict[str, Any]) -> None:
         repo, number = job["repo"], job["number"]
         installation_id = job.get("installation_id")
-        client = (
-            self.app.installation(int(installation_id))
-            if self.app is not None and installation_id is not None
-            else None
-        )
+        client = self.ctx.client(installation_id)
         pull = job.get("pull")
         if pull is None:  # /recheck: the current head, from GitHub
             if client is None:
@@ -122,11 +64,11 @@ class Pipeline:
             # The check run shows "in progress" on the PR while the checks run; only once the
             # head is fetched, since a head force-pushed away has no commit to attach it to.
             publisher.start(repo, number, pull["head_sha"])
-        snapshot = self.build_snapshot(mirror, repo, pull)
+        snapshot, loaded = self.build_snapshot(mirror, repo, pull)
         try:
             if job.get("raw_pull_event"):
                 self.update_open_pr_index(job["raw_pull_event"], snapshot)
-            report = self.build_report(snapshot)
+            report = self.build_report(snapshot, loaded)
         finally:
             snapshot.close()
         markdown = render_markdown(report, html_base=job.get("html_base") or "https://github.com")
@@ -164,13 +106,19 @@ class Pipeline:
         locks = self.settings.data_dir / "locks"
         return Publisher(self.engine, client, self.app.bot_login(), locks)
 
-    def build_snapshot(self, mirror: RepoMirror, repo: str, pull: dict[str, Any]) -> Snapshot:
+    def build_snapshot(
+        self, mirror: RepoMirror, repo: str, pull: dict[str, Any]
+    ) -> tuple[Snapshot, LoadedRules]:
+        """The head as the checks see it, with the rules in force (the base's) and the trust
+        they give the author decided first."""
         reader = BlobReader(mirror.path)
-        return Snapshot(
+        base = GitTree(mirror.path, pull["base_sha"], reader)
+        loaded = rules_from_tree(base, default=self.settings.default_rules)
+        snapshot = Snapshot(
             repo=repo,
             base_sha=pull["base_sha"],
             head_sha=pull["head_sha"],
-            base=GitTree(mirror.path, pull["base_sha"], reader),
+            base=base,
             head=GitTree(mirror.path, pull["head_sha"], reader),
             files=diff_files(mirror.path, pull["base_sha"], pull["head_sha"]),
             number=pull["number"],
@@ -178,47 +126,25 @@ class Pipeline:
             body=pull["body"],
             author=pull["author"],
             author_association=pull["author_association"],
-            trusted=False,  # decided by the repository's rules in build_report
+            trusted=decide_trust(pull["author_association"], loaded.ruleset),
             created_at=pull.get("created_at"),
         )
+        return snapshot, loaded
 
-    def build_report(self, snapshot: Snapshot) -> Report:
-        rules_error: str | None = None
-        try:
-            ruleset = rules_module.for_repository(
-                snapshot.base.read_text(rules_module.REPO_RULES_PATH),
-                default=self.settings.default_rules,
-            )
-        except rules_module.RulesError as exc:
-            rules_error = str(exc)
-            ruleset = rules_module.load_builtin(self.settings.default_rules)
-        snapshot.trusted = is_trusted(
-            snapshot.author_association, ruleset.trust.trusted_associations
-        )
+    def build_report(self, snapshot: Snapshot, loaded: LoadedRules) -> Report:
         with tempfile.TemporaryDirectory(prefix="prbot-run-") as work:
             context = CheckContext(
                 work_dir=Path(work),
                 cache=state.StoreCache(self.engine),
                 open_prs=DatabaseIndex(self.engine, snapshot.repo),
-                runner=self.runner,
+                runner=self.ctx.sandbox,
                 dry_run=self.settings.dry_run,
                 # uv's download cache outlives runs, so warm resolutions stay warm.
                 extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
             )
-            report = build_report(snapshot, ruleset, context)
-        changed = config_change_section(snapshot, self.settings.default_rules)
-        if changed is not None:
-            report.sections.insert(0, changed)
-        if rules_error:
-            report.sections.insert(
-                0,
-                Section(
-                    "rules",
-                    Status.ERROR,
-                    f"{rules_module.REPO_RULES_PATH} is invalid, defaults used: {rules_error}",
-                ),
+            return build_report(
+                snapshot, loaded, context, default_rules=self.settings.default_rules
             )
-        return report
 
     # ---------------------------------------------------------------- duplicates index
     def update_open_pr_index(self, payload: dict[str, Any], snapshot: Snapshot | None) -> None:

@@ -1,4 +1,6 @@
-"""Runs the checks over one snapshot and renders the result as JSON or a Markdown comment.
+"""The report for one PR head, and how it is rendered: JSON, or the Markdown comment.
+
+The checks are run by ``bot.runner``; this module only holds their result and renders it.
 
 Rendering goes through Jinja2 templates in ``templates/``. Every value a template prints is
 escaped as Markdown-safe text unless the code marked it safe, so what users wrote cannot
@@ -9,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-import traceback
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -17,9 +18,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from bot.checks import Check, CheckContext, Section, Status, all_checks
+from bot.checks import Section, Status, all_checks
 from bot.checks.base import STATUS_SEVERITY
-from bot.limits import InputRejected
 from bot.markdown import (
     code_block,
     code_span,
@@ -29,7 +29,6 @@ from bot.markdown import (
     truncate_markdown,
 )
 from bot.paths import templates_dir
-from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -66,57 +65,6 @@ class Report:
         for section in self.sections:
             out[str(section.status)] = out.get(str(section.status), 0) + 1
         return out
-
-
-def run_check(check: Check, snapshot: Snapshot, rules: Any, context: CheckContext) -> Section:
-    """Run one check; whatever it raises becomes an ``error`` section, never a crash."""
-    check_rules = getattr(rules.checks, check.name)
-    if not check_rules.enabled:
-        return Section(check.name, Status.SKIP, "disabled by rules")
-    try:
-        section = check.run(snapshot, check_rules, context)
-    except InputRejected as exc:
-        # A file over a bound is what the PR did, not a crash: its one line is the finding.
-        # Still an error: a check that could not read the PR has not verified it.
-        log.warning("check %s on %s@%s: %s", check.name, snapshot.repo, snapshot.head_sha, exc)
-        return Section(check.name, Status.ERROR, str(exc), data={"rejected": exc.path})
-    except MemoryError:
-        # Logged without a traceback: formatting one needs the memory that just ran out.
-        log.error(
-            "check %s ran out of memory on %s@%s", check.name, snapshot.repo, snapshot.head_sha
-        )
-        return Section(check.name, Status.ERROR, "check ran out of memory on this PR; not verified")
-    except RecursionError:
-        log.error(
-            "check %s recursed too deeply on %s@%s", check.name, snapshot.repo, snapshot.head_sha
-        )
-        return Section(
-            check.name, Status.ERROR, "check hit the recursion limit on this PR; not verified"
-        )
-    except Exception as exc:  # noqa: BLE001 - one check failing must not stop the others
-        log.error(
-            "check %s failed on %s@%s\n%s",
-            check.name,
-            snapshot.repo,
-            snapshot.head_sha,
-            traceback.format_exc(),
-        )
-        return Section(check.name, Status.ERROR, f"check crashed: {type(exc).__name__}: {exc}")
-    if not isinstance(section, Section):
-        return Section(check.name, Status.ERROR, "check returned no section")
-    return section
-
-
-def build_report(
-    snapshot: Snapshot,
-    rules: Any,
-    context: CheckContext,
-    checks: tuple[Check, ...] | None = None,
-) -> Report:
-    report = Report(snapshot.repo, snapshot.number, snapshot.head_sha, snapshot.base_sha)
-    for check in checks if checks is not None else all_checks():
-        report.sections.append(run_check(check, snapshot, rules, context))
-    return report
 
 
 def _finalize(value: Any) -> Any:

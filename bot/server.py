@@ -72,24 +72,6 @@ def _answer(
     return JSONResponse({"status": outcome, **extra}, status_code=status, headers=headers)
 
 
-def start_worker_threads(
-    worker_factory,
-    queue: Queue,
-    count: int,  # noqa: ANN001
-    stop: threading.Event,
-) -> list[threading.Thread]:
-    """``count`` workers on daemon threads, each with its own Worker (and git readers)."""
-    threads = []
-    for index in range(max(count, 1)):
-        worker = worker_factory(queue)
-        thread = threading.Thread(
-            target=worker.run_forever, args=(stop,), name=f"prbot-worker-{index}", daemon=True
-        )
-        thread.start()
-        threads.append(thread)
-    return threads
-
-
 def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> FastAPI:
     """The ASGI app. ``worker_factory`` (if given) starts ``settings.worker_threads``
     in-process worker threads (the demo and tests; ``prbot serve`` runs worker processes)."""
@@ -110,11 +92,12 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
         gc.freeze()
         writer.start()
         stop = threading.Event()
-        threads = (
-            start_worker_threads(worker_factory, queue, settings.worker_threads, stop)
-            if worker_factory is not None
-            else []
-        )
+        threads = []
+        if worker_factory is not None:
+            # Only the demo and tests run workers in the intake's process (bot/worker.py).
+            from bot.worker import start_worker_threads
+
+            threads = start_worker_threads(worker_factory, queue, settings.worker_threads, stop)
         try:
             yield
         finally:

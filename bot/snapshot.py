@@ -154,6 +154,10 @@ class GitTree:
     def read_text(self, path: str) -> str | None:
         return _decode(self.read_bytes(path))
 
+    def close(self) -> None:
+        """Stop the ``git cat-file`` process behind this tree (shared readers too)."""
+        self._reader.close()
+
     def exists(self, path: str) -> bool:
         path = path.strip("/")
         paths = self.list_paths()
@@ -245,9 +249,10 @@ class DirTree:
         return dest
 
 
-@dataclass
+@dataclass(frozen=True)
 class Snapshot:
-    """One PR head as the checks see it."""
+    """One PR head as the checks see it. Immutable: what a check reads (trust included) is
+    decided before it is built (bot/runner.py), and no check can change it for the next."""
 
     repo: str
     base_sha: str
@@ -266,9 +271,9 @@ class Snapshot:
     def close(self) -> None:
         """Stop the git reader processes behind the trees (a no-op for directories)."""
         for tree in (self.base, self.head):
-            reader = getattr(tree, "_reader", None)
-            if reader is not None:
-                reader.close()
+            close = getattr(tree, "close", None)
+            if close is not None:
+                close()
 
     @property
     def changed_paths(self) -> list[str]:
@@ -403,9 +408,15 @@ def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFi
 
 
 def snapshot_from_checkout(
-    repo_dir: Path | str, base: str, head: str, *, repo_name: str | None = None
+    repo_dir: Path | str,
+    base: str,
+    head: str,
+    *,
+    trusted: bool,
+    repo_name: str | None = None,
 ) -> Snapshot:
-    """CLI mode: a snapshot of ``base..head`` in a local checkout."""
+    """CLI mode: a snapshot of ``base..head`` in a local checkout. ``trusted`` is the
+    caller's decision (``bot.runner.decide_trust``)."""
     repo_dir = Path(repo_dir).resolve()
     base_sha = resolve(repo_dir, base)
     head_sha = resolve(repo_dir, head)
@@ -425,5 +436,5 @@ def snapshot_from_checkout(
         body=body.strip(),
         author=author.strip(),
         author_association="OWNER",
-        trusted=True,
+        trusted=trusted,
     )

@@ -6,6 +6,7 @@ and rendered; the assertions are on the HTML a reader's browser gets.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -16,7 +17,8 @@ from bot import rules
 from bot.checks import CheckContext, Section, Status
 from bot.cli.demo import BASE_FILES, PULLS
 from bot.duplicates.export import load_index_from_export
-from bot.report import MAX_COMMENT_CHARS, Report, build_report, render_markdown
+from bot.report import MAX_COMMENT_CHARS, Report, render_markdown
+from bot.runner import run_checks
 from bot.snapshot import snapshot_from_checkout
 
 HTML_BASE = "https://github.com"
@@ -38,13 +40,15 @@ def _demo_report(make_repo, tmp_path) -> Report:
     export.write_text(json.dumps({**record, "author": first["author"], "files": first_files}))
     repo.branch("second", base)
     head = repo.commit(second["files"], second["title"])
-    snapshot = snapshot_from_checkout(repo.path, base, head, repo_name="acme/vllm-lite")
-    snapshot.number, snapshot.title, snapshot.body = 2, second["title"], second["body"]
+    snapshot = snapshot_from_checkout(
+        repo.path, base, head, repo_name="acme/vllm-lite", trusted=True
+    )
+    snapshot = dataclasses.replace(snapshot, number=2, title=second["title"], body=second["body"])
     ruleset = rules.for_repository(BASE_FILES[rules.REPO_RULES_PATH])
     work = tmp_path / "work"
     work.mkdir()
     context = CheckContext(work_dir=work, open_prs=load_index_from_export(str(export)))
-    return build_report(snapshot, ruleset, context)
+    return run_checks(snapshot, ruleset, context)
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from duplicates_helpers import PATCH, REGISTRY, sample_records, write_export
 
 from bot import rules
@@ -80,7 +82,7 @@ def test_check_copes_with_a_huge_snapshot(tmp_path, check_context) -> None:
     files = [ChangedFile(f"vllm/gen/f{i}.py", additions=1) for i in range(3_000)]
     files.append(ChangedFile("logo.png", binary=True))
     snapshot = _snapshot("Add TokenSpeed MLA backend", files)
-    snapshot.body = "x " * 200_000
+    snapshot = dataclasses.replace(snapshot, body="x " * 200_000)
     rules_ = rules.load_builtin("default").checks.duplicates
     section = get_check("duplicates").run(snapshot, rules_, check_context)
     assert section.status in ("pass", "warn")
@@ -94,7 +96,7 @@ def test_evidence_links_the_issues_it_names_and_scores_read_plainly(
     other["body"] = "Fixes #31877, fixes #31900"
     check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", [other]))
     snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
-    snapshot.body = "Closes #31877 and closes #31900"
+    snapshot = dataclasses.replace(snapshot, body="Closes #31877 and closes #31900")
     rules_ = rules.load_builtin("default").checks.duplicates
     section = get_check("duplicates").run(snapshot, rules_, check_context)
     assert section.findings[0]["evidence"][0] == "both fix #31877, #31900"
@@ -120,8 +122,10 @@ def test_candidates_without_a_file_in_common_are_related_not_overlapping(
     ]
     check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
     snapshot = _snapshot("Add enabled flag to the KV events config", [])
-    snapshot.body = body
-    snapshot.files = [ChangedFile("vllm/config/kv_events.py", patch=flag("x")["patch"])]
+    snapshot = dataclasses.replace(snapshot, body=body)
+    snapshot = dataclasses.replace(
+        snapshot, files=[ChangedFile("vllm/config/kv_events.py", patch=flag("x")["patch"])]
+    )
     rules_ = rules.load_builtin("default").checks.duplicates
     section = get_check("duplicates").run(snapshot, rules_, check_context)
     # The same line in the same file: the same change. Alike wording and an alike line in

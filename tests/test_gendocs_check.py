@@ -23,7 +23,7 @@ def pr(make_repo, changes: dict[str, str | None]):
     repo = make_repo()
     base = repo.commit(fixture_files(), "base")
     head = repo.commit(changes, "the PR")
-    return snapshot_from_checkout(repo.path, base, head)
+    return snapshot_from_checkout(repo.path, base, head, trusted=True)
 
 
 def add_backend() -> dict[str, str | None]:
@@ -134,7 +134,7 @@ def test_hooks_run_through_the_context_runner(make_repo, check_context):
     repo = make_repo()
     base = repo.commit(files, "base")
     head = repo.commit({"in.txt": "b\n"}, "change the input only")
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     hook = HookRule(
         name="upper", command=[sys.executable, "gen.py"], outputs=["out.txt"], feeds=["in.txt"]
     )

@@ -7,6 +7,7 @@ and a backend built by a factory call.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 
@@ -162,8 +163,8 @@ def pr_snapshot(make_repo, base_files, changes, *, trusted):
     repo = make_repo()
     base = repo.commit(base_files, "base")
     head = repo.commit(changes, "the PR")
-    snapshot = snapshot_from_checkout(repo.path, base, head)
-    snapshot.trusted = trusted
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    snapshot = dataclasses.replace(snapshot, trusted=trusted)
     return snapshot
 
 

@@ -43,7 +43,7 @@ BACKEND_MODULE = (
 def _run(git_repo, head_files, check_context):
     base = git_repo.commit(BASE, "base")
     head = git_repo.commit(head_files, "change")
-    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm", trusted=True)
     ruleset = rules.load_builtin("vllm")
     section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
     return section
@@ -167,7 +167,7 @@ def test_imports_rule_maps_and_ignores_module_names(git_repo, check_context):
         },
         "imports",
     )
-    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
     assert [f["symbol"] for f in section.findings] == ["aiter"]
     assert section.findings[0]["missing_in"] == ["requirements/common.txt"]
@@ -221,7 +221,7 @@ PREFILL_HEAD = {
 def test_benchmark_config_matches_through_the_runners_own_names(git_repo, check_context):
     base = git_repo.commit(PREFILL_BASE, "base")
     head = git_repo.commit(PREFILL_HEAD, "prefill backends")
-    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     ruleset = rules.load_builtin("vllm")
     section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
     # fa2/fa3 map to FlashAttnPrefillBackend (FLASH_ATTN's class), trtllm to TRTLLM_RAGGED;
@@ -250,7 +250,7 @@ def test_rules_can_give_aliases_where_no_runner_maps_them(git_repo, check_contex
     head_files = dict(PREFILL_HEAD)
     del head_files[RUNNER]
     head = git_repo.commit(head_files, "prefill backends")
-    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
     assert [f["symbol"] for f in section.findings] == ["TOKENSPEED_MLA"]
 
@@ -260,7 +260,7 @@ def test_a_member_a_base_comment_mentions_is_still_new(git_repo, check_context):
     base_files[REGISTRY] = BASE[REGISTRY] + "    # TOKENSPEED_MLA: coming with tokenspeed_mla 0.2\n"
     base = git_repo.commit(base_files, "base")
     head = git_repo.commit({REGISTRY: BASE[REGISTRY] + NEW_MEMBER}, "add it")
-    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     section = get_check("integration").run(
         snapshot, rules.load_builtin("vllm").checks.integration, check_context
     )
@@ -304,7 +304,7 @@ def test_imports_known_at_base_or_declared_under_another_name_are_not_reported(
         },
         "kernels",
     )
-    snapshot = snapshot_from_checkout(git_repo.path, base, head)
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     ruleset = rules.load_builtin("vllm")
     section = get_check("integration").run(snapshot, ruleset.checks.integration, check_context)
     assert [(f["symbol"], f["introduced_at"]) for f in section.findings] == [

@@ -6,7 +6,8 @@ import dataclasses
 
 from bot import rules
 from bot.checks import jobs as jobs_check
-from bot.report import Report, render_markdown, run_check
+from bot.report import Report, render_markdown
+from bot.runner import run_check
 from bot.snapshot import snapshot_from_checkout
 
 # Written for these tests, in the shape of vLLM's files.
@@ -66,7 +67,7 @@ def section_for(repo, condition: str, *, trusted: bool = True):
         },
         "add FAST_MLA",
     )
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     snapshot = dataclasses.replace(snapshot, trusted=trusted)
     ruleset = rules.load_builtin("vllm")
     return snapshot, run_check(jobs_check.CHECK, snapshot, ruleset, None)
@@ -130,7 +131,7 @@ def test_step_files_are_read_at_base_so_a_pr_cannot_choose_its_jobs(make_repo) -
             "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10"),
         }
     )
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
     keys = {f["step_key"] for f in section.findings if f["step_key"]}
     assert keys == {"v1-attention-b200"}
@@ -140,7 +141,7 @@ def test_default_rules_configure_no_jobs(make_repo) -> None:
     repo = make_repo("plain")
     base = repo.commit({"a.py": "x = 1\n"})
     head = repo.commit({"a.py": "x = 2\n"})
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("default"), None)
     assert (section.status, section.summary) == ("skip", "no GPU jobs are configured")
 
@@ -151,7 +152,7 @@ def test_a_broken_step_file_is_a_problem_not_a_crash(make_repo) -> None:
     head = repo.commit(
         {"vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10")}
     )
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
     assert section.status == "pass"
     assert section.data["problems"] == [

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from bot.annotations import annotations_for
 from bot.checks import Status
-from bot.pipeline import config_change_section
 from bot.report import Report
+from bot.runner import config_change_section
 from bot.snapshot import snapshot_from_checkout
 
 VALID = "extends: vllm\ncommands:\n  recheck:\n    aliases: [retest]\n"
@@ -17,7 +17,7 @@ def _snapshot(make_repo, base_files, head_files):
     repo = make_repo()
     base = repo.commit(base_files, "base")
     head = repo.commit(head_files, "head")
-    return snapshot_from_checkout(repo.path, base, head, repo_name="acme/widgets")
+    return snapshot_from_checkout(repo.path, base, head, repo_name="acme/widgets", trusted=True)
 
 
 def test_an_invalid_new_file_is_a_failure_with_file_line_field(make_repo):

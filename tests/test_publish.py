@@ -6,6 +6,7 @@ conclusion and the size bounds are checked where they matter, not in one check's
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -21,7 +22,8 @@ from bot.duplicates.export import load_index_from_export
 from bot.gendocs.config import DocRule
 from bot.github_app import GitHubApp
 from bot.publish import Publisher
-from bot.report import Report, build_report, render_markdown
+from bot.report import Report, render_markdown
+from bot.runner import run_checks
 from bot.snapshot import snapshot_from_checkout
 from bot.store.db import make_engine, migrate
 
@@ -151,8 +153,8 @@ def hostile_pr(server, tmp_path):
     }
     repo_name, number, base, head = open_pr(server, base_files, head_files, HOSTILE)
     repo = server.repos[repo_name]
-    snapshot = snapshot_from_checkout(repo.git.path, base, head, repo_name=repo_name)
-    snapshot.number, snapshot.title, snapshot.author = number, HOSTILE, "mallory"
+    snapshot = snapshot_from_checkout(repo.git.path, base, head, repo_name=repo_name, trusted=True)
+    snapshot = dataclasses.replace(snapshot, number=number, title=HOSTILE, author="mallory")
     export = tmp_path / "open-prs.jsonl"
     other = {
         "number": number + 1,
@@ -172,7 +174,7 @@ def hostile_pr(server, tmp_path):
     ]
     ruleset.checks.generated_docs.hooks = []
     checks = tuple(c for c in all_checks() if c.name != "requirements")
-    return repo_name, number, snapshot, build_report(snapshot, ruleset, context, checks=checks)
+    return repo_name, number, snapshot, run_checks(snapshot, ruleset, context, checks=checks)
 
 
 def test_user_text_reaches_the_check_run_and_comment_inert(server, publisher, tmp_path):
@@ -218,12 +220,12 @@ def test_thousands_of_new_imports_keep_the_summary_short_and_other_details(
     head_files.update({f"tests/test_part_{i}.py": f"x = {i}\n" for i in range(10)})
     repo_name, number, base, head = open_pr(server, base_files, head_files, "Many imports")
     repo = server.repos[repo_name]
-    snapshot = snapshot_from_checkout(repo.git.path, base, head, repo_name=repo_name)
-    snapshot.number = number
+    snapshot = snapshot_from_checkout(repo.git.path, base, head, repo_name=repo_name, trusted=True)
+    snapshot = dataclasses.replace(snapshot, number=number)
     work = tmp_path / "work"
     work.mkdir()
     checks = tuple(c for c in all_checks() if c.name in ("integration", "changed_files"))
-    report = build_report(snapshot, rules.load_builtin("vllm"), CheckContext(work), checks)
+    report = run_checks(snapshot, rules.load_builtin("vllm"), CheckContext(work), checks)
     integration = next(s for s in report.sections if s.check == "integration")
     assert len(integration.findings) == 2_500
     assert len(integration.summary) <= 400

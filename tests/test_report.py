@@ -1,18 +1,20 @@
+import dataclasses
 import json
 
 from bot import rules
 from bot.checks import Section, Status, all_checks
 from bot.checks.base import Check
-from bot.report import MARKER, Report, build_report, render_markdown
+from bot.report import MARKER, Report, render_markdown
+from bot.runner import run_checks
 from bot.snapshot import snapshot_from_checkout
 
 
 def _snapshot(git_repo, title="Add feature"):
     base = git_repo.commit({"vllm/x.py": "a\n"})
     head = git_repo.commit({"vllm/x.py": "b\n", "docs/x.md": "d\n"})
-    snap = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/repo")
-    snap.title = title
-    snap.number = 7
+    snap = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/repo", trusted=True)
+    snap = dataclasses.replace(snap, title=title)
+    snap = dataclasses.replace(snap, number=7)
     return snap
 
 
@@ -21,7 +23,7 @@ def test_registry_discovers_changed_files():
 
 
 def test_report_json_follows_contract(git_repo, check_context):
-    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
+    report = run_checks(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
     data = json.loads(json.dumps(report.to_json()))
     assert data["version"] == 1 and data["repo"] == "org/repo" and data["pr"] == 7
     section = next(s for s in data["sections"] if s["check"] == "changed_files")
@@ -35,7 +37,7 @@ def test_a_raising_check_becomes_an_error_section(git_repo, check_context):
 
     broken = Check(name="changed_files", title="Broken", run=explode)
     healthy = next(c for c in all_checks() if c.name == "changed_files")
-    report = build_report(
+    report = run_checks(
         _snapshot(git_repo), rules.load_builtin("vllm"), check_context, checks=(broken, healthy)
     )
     assert report.sections[0].status == Status.ERROR
@@ -46,7 +48,7 @@ def test_a_raising_check_becomes_an_error_section(git_repo, check_context):
 
 
 def test_markdown_has_marker_and_escapes_user_text(git_repo, check_context):
-    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
+    report = run_checks(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
     report.sections.append(
         Section("changed_files", Status.WARN, "<img src=x> @octocat fixes #12 [x](http://e)")
     )
@@ -59,7 +61,7 @@ def test_markdown_has_marker_and_escapes_user_text(git_repo, check_context):
 
 
 def test_summary_links_only_the_prs_its_findings_name(git_repo, check_context):
-    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
+    report = run_checks(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
     report.sections.append(
         Section(
             "duplicates",
@@ -126,7 +128,7 @@ def test_a_check_that_rejects_a_file_or_runs_out_of_memory_is_an_error_section(
     checks = tuple(
         Check(name="changed_files", title="x", run=run) for run in (rejects, exhausts, recurses)
     )
-    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context, checks)
+    report = run_checks(_snapshot(git_repo), rules.load_builtin("vllm"), check_context, checks)
     rejected, memory, recursion = report.sections
     assert rejected.status == Status.ERROR
     assert rejected.summary == "`vllm/big.py` is 75.0 MB, over the 16.0 MB limit; not read"
@@ -135,7 +137,7 @@ def test_a_check_that_rejects_a_file_or_runs_out_of_memory_is_an_error_section(
 
 
 def test_a_finding_number_relinks_only_that_whole_number(git_repo, check_context):
-    report = build_report(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
+    report = run_checks(_snapshot(git_repo), rules.load_builtin("vllm"), check_context)
     report.sections.append(
         Section(
             "duplicates",

@@ -1,5 +1,6 @@
 """The requirements check end to end on git fixtures shaped like vLLM's requirements/."""
 
+import dataclasses
 import tarfile
 from pathlib import Path
 
@@ -102,7 +103,7 @@ def load_rules(tmp_path, wheels, extra=""):
 
 
 def check(repo, base, head, ruleset, context):
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     return run(snapshot, ruleset.checks.requirements, context), snapshot
 
 
@@ -506,8 +507,8 @@ def test_untrusted_authors_requirements_are_resolved_without_building(tmp_path, 
         sdist.add(source, arcname="delta-1.0")
     repo, base = vllm_like
     head = repo.commit({"requirements/rocm.txt": LAYOUT["requirements/rocm.txt"] + "delta\n"})
-    snapshot = snapshot_from_checkout(repo.path, base, head)
-    snapshot.trusted = False
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    snapshot = dataclasses.replace(snapshot, trusted=False)
     ruleset = load_rules(tmp_path, wheels)
     section = run(
         snapshot, ruleset.checks.requirements, context_for(tmp_path, SandboxRunner(timeout=60))

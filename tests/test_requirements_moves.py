@@ -51,7 +51,7 @@ def _section(tmp_path, make_repo, base_files, head_files):
     path = tmp_path / "rules.yaml"
     path.write_text(RULES)
     ruleset = rules_module.load_file(path).checks.requirements
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     section = run(snapshot, ruleset, CheckContext(work_dir=work, cache=MemoryCache()))

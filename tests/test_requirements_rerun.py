@@ -4,6 +4,7 @@ Every case is a real git repository whose head the sandboxed uv would read throu
 ``git archive``; the hostile ones must end as a finding before uv runs.
 """
 
+import dataclasses
 import os
 
 import pytest
@@ -169,8 +170,8 @@ def test_first_time_contributors_abs_include_never_reaches_the_comment(
         "    sets:\n      test: {entries: [requirements/t.in]}\n"
     )
     ruleset = rules_module.load_file(rules_path).checks.requirements
-    snapshot = snapshot_from_checkout(repo.path, base, head)
-    snapshot.trusted = False
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    snapshot = dataclasses.replace(snapshot, trusted=False)
     work = tmp_path / "work"
     work.mkdir()
     runner = SandboxRunner(timeout=60)

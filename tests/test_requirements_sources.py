@@ -1,6 +1,7 @@
 """Where uv may fetch from: a PR's index options and URL lines, against a real uv and a real
 HTTP server on 127.0.0.1 that must never be asked anything."""
 
+import dataclasses
 import http.server
 import json
 import threading
@@ -162,8 +163,8 @@ def _check(tmp_path, make_repo, head_text, trusted, ruleset):
     repo = make_repo()
     base = repo.commit({"requirements/cuda.txt": "alpha\n"})
     head = repo.commit({"requirements/cuda.txt": head_text})
-    snapshot = snapshot_from_checkout(repo.path, base, head)
-    snapshot.trusted = trusted
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    snapshot = dataclasses.replace(snapshot, trusted=trusted)
     work = tmp_path / f"work-{trusted}"
     work.mkdir(exist_ok=True)
     runner = SandboxRunner(timeout=60)

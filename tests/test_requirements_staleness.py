@@ -141,7 +141,7 @@ def _check(tmp_path, make_repo, wheels, changes, extra="", runner=None):
     path = tmp_path / "rules.yaml"
     path.write_text(RULES.format(wheels=wheels, extra=extra))
     ruleset = rules_module.load_file(path).checks.requirements
-    snapshot = snapshot_from_checkout(repo.path, base, head)
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     context = CheckContext(work_dir=work, runner=runner, cache=MemoryCache())
@@ -197,7 +197,7 @@ def test_a_rerun_that_gives_the_same_file_clears_may_be_stale(tmp_path, make_rep
     work.mkdir()
     runner = SandboxRunner(timeout=60)
     context = CheckContext(work_dir=work, runner=runner, cache=MemoryCache())
-    section = run(snapshot_from_checkout(repo.path, base, head), ruleset, context)
+    section = run(snapshot_from_checkout(repo.path, base, head, trusted=True), ruleset, context)
     assert runner.invocations == 3  # two cells, and the re-run of test/cuda.txt
     assert all(f["compiled"] == [] for f in section.findings), section.findings
     assert "stale" not in section.summary

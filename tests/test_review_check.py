@@ -9,7 +9,8 @@ import pytest
 from bot import rules
 from bot.checks import Section, Status, all_checks, get_check
 from bot.markdown import code_span
-from bot.report import Report, build_report, render_markdown
+from bot.report import Report, render_markdown
+from bot.runner import run_checks
 from bot.snapshot import snapshot_from_checkout
 
 BACKEND = "vllm/v1/attention/backends/mla/swift_mla.py"
@@ -49,7 +50,7 @@ REQUIREMENTS = {
 def _section(git_repo, check_context, head_files, rule_text: str | None = None):
     base = git_repo.commit({BACKEND: BASE_BACKEND, **REQUIREMENTS}, "base")
     head = git_repo.commit(head_files, "change")
-    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm", trusted=True)
     ruleset = rules.for_repository(rule_text, default="vllm")
     try:
         return get_check("review").run(snapshot, ruleset.checks.review, check_context), snapshot
@@ -92,7 +93,7 @@ def test_unchanged_code_is_never_flagged(git_repo, check_context):
     )
     base = git_repo.commit({BACKEND: base_with_issue, **REQUIREMENTS}, "base")
     head = git_repo.commit({BACKEND: base_with_issue.replace("decode backend", "decoder")})
-    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm", trusted=True)
     section = get_check("review").run(
         snapshot, rules.load_builtin("vllm").checks.review, check_context
     )
@@ -130,8 +131,8 @@ def test_hostile_code_is_escaped_in_the_comment(git_repo, check_context):
 def test_unparsable_head_file_is_a_finding_and_other_checks_still_run(git_repo, check_context):
     base = git_repo.commit({BACKEND: BASE_BACKEND, **REQUIREMENTS}, "base")
     head = git_repo.commit({BACKEND: BASE_BACKEND + "\ndef broken(:\n"})
-    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm")
-    report = build_report(snapshot, rules.load_builtin("vllm"), check_context)
+    snapshot = snapshot_from_checkout(git_repo.path, base, head, repo_name="org/vllm", trusted=True)
+    report = run_checks(snapshot, rules.load_builtin("vllm"), check_context)
     snapshot.close()
     review = next(s for s in report.sections if s.check == "review")
     assert review.status == Status.WARN

@@ -13,7 +13,7 @@ def test_snapshot_from_checkout_reads_both_sides_and_diff(git_repo):
             "added.md": "# hi\n",
         }
     )
-    snap = snapshot_from_checkout(git_repo.path, base, head)
+    snap = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     files = {f.path: f for f in snap.files}
     assert snap.base.read_text("a.py") == "one\ntwo\nthree\n"
     assert snap.head.read_text("a.py").endswith("four\n")
@@ -31,7 +31,7 @@ def test_snapshot_from_checkout_reads_both_sides_and_diff(git_repo):
 
 def test_export_writes_selected_paths(git_repo, tmp_path):
     sha = git_repo.commit({"req/a.txt": "x\n", "req/b.txt": "y\n", "src/c.py": "z\n"})
-    snap = snapshot_from_checkout(git_repo.path, sha, sha)
+    snap = snapshot_from_checkout(git_repo.path, sha, sha, trusted=True)
     out = snap.head.export(tmp_path / "out", ["req"])
     assert sorted(p.name for p in (out / "req").iterdir()) == ["a.txt", "b.txt"]
     assert not (out / "src").exists()
@@ -86,7 +86,7 @@ def test_tree_readers_refuse_a_file_over_the_bound_and_keep_reading(git_repo):
 
     base = git_repo.commit({"small.py": "x = 1\n"})
     head = git_repo.commit({"vllm/big.py": huge_module(), "after.py": "y = 2\n"})
-    snap = snapshot_from_checkout(git_repo.path, base, head)
+    snap = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
     for tree in (snap.head, DirTree(git_repo.path)):
         with pytest.raises(InputRejected) as caught:
             tree.read_text("vllm/big.py")
@@ -109,15 +109,15 @@ def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(make_rep
 
     from bot import rules
     from bot.checks import Status, all_checks
-    from bot.report import build_report
+    from bot.runner import run_checks
 
     repo = make_repo()
     base = repo.commit(fixture_files(), "base")
     registry = fixture_files()[REGISTRY]
     head = repo.commit({REGISTRY: registry + huge_module()}, "grow the registry")
-    snap = snapshot_from_checkout(repo.path, base, head, repo_name="o/r")
+    snap = snapshot_from_checkout(repo.path, base, head, repo_name="o/r", trusted=True)
     checks = tuple(c for c in all_checks() if c.name in ("generated_docs", "integration"))
-    report = build_report(snap, rules.load_builtin("vllm"), check_context, checks)
+    report = run_checks(snap, rules.load_builtin("vllm"), check_context, checks)
     sections = {s.check: s for s in report.sections}
     limit = "over the 8.0 MB limit for one file"
     integration = sections["integration"]

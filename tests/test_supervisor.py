@@ -102,7 +102,7 @@ def test_memory_error_under_the_worker_limit_is_the_checks_error_section(tmp_pat
 import sys
 from bot.supervisor import apply_memory_limit
 from bot.checks.base import Check, CheckContext
-from bot.report import run_check
+from bot.runner import run_check
 from types import SimpleNamespace
 
 apply_memory_limit(1024)

@@ -8,14 +8,15 @@ import os
 import tempfile
 from pathlib import Path
 
-from bot import rules
+from bot import rules, runner
 from bot.checks import CheckContext
-from bot.checks.base import STATUS_SEVERITY, Status
+from bot.checks.base import STATUS_SEVERITY, MemoryCache, Status
 from bot.cli.common import CliError, progress, step
 from bot.gitrepo import GitError, resolve, run_git
-from bot.report import build_report, render_markdown
+from bot.report import render_markdown
+from bot.runner import LoadedRules
 from bot.sandbox import SandboxRunner
-from bot.snapshot import snapshot_from_checkout
+from bot.snapshot import GitTree, snapshot_from_checkout
 
 EXAMPLES = """\
 examples:
@@ -78,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def default_rules_name(args: argparse.Namespace, snapshot) -> str:
+def default_rules_name(args: argparse.Namespace, base) -> str:  # noqa: ANN001 - a TreeReader
     """--default-rules, else PRBOT_DEFAULT_RULES, else the built-in set the tree matches."""
     known = rules.builtin_names()
     for given, source in (
@@ -91,20 +92,22 @@ def default_rules_name(args: argparse.Namespace, snapshot) -> str:
                     f"{source}: no built-in rule set {given!r} (built in: {', '.join(known)})"
                 )
             return given
-    detected = rules.detect_builtin(lambda path: snapshot.base.exists(path))
+    detected = rules.detect_builtin(lambda path: base.exists(path))
     if detected:
         progress(f"using the built-in {detected!r} rules: the tree looks like one of theirs")
         return detected
     return "default"
 
 
-def load_rules(args: argparse.Namespace, snapshot) -> object:
+def load_rules(args: argparse.Namespace, base) -> LoadedRules:  # noqa: ANN001 - a TreeReader
+    """--rules FILE, else the checkout's .github/prbot.yml at base over the built-in set;
+    a bad file is the CLI's one error line."""
     try:
-        if args.rules:
-            return rules.load_file(args.rules)
-        return rules.for_repository(
-            snapshot.base.read_text(rules.REPO_RULES_PATH),
-            default=default_rules_name(args, snapshot),
+        return runner.load_rules(
+            base.read_text(rules.REPO_RULES_PATH),
+            default=default_rules_name(args, base),
+            rules_file=args.rules,
+            strict=True,
         )
     except rules.RulesError as exc:
         raise CliError(str(exc)) from None
@@ -159,22 +162,36 @@ def run(args: argparse.Namespace) -> int:
     repo = checkout_root(Path(args.repo).expanduser())
     resolve_revision(repo, "--base", args.base)
     resolve_revision(repo, "--head", args.head)
+    # The rules come from the base tree, before the snapshot, so that the snapshot is built
+    # with its trust already decided: the person running this owns the checkout.
+    base_tree = GitTree(repo, resolve(repo, args.base))
+    try:
+        loaded = load_rules(args, base_tree)
+    finally:
+        base_tree.close()
     try:
         with step("reading the diff"):
-            snapshot = snapshot_from_checkout(repo, args.base, args.head)
+            snapshot = snapshot_from_checkout(
+                repo, args.base, args.head, trusted=runner.decide_trust(None, None, local=True)
+            )
     except GitError as exc:
         raise CliError(str(exc)) from None
-    ruleset = load_rules(args, snapshot)
     cache, uv_cache_dir = result_cache(args.no_cache)
+    open_prs = open_prs_from_file(args.open_prs) if args.open_prs else None
     with tempfile.TemporaryDirectory(prefix="prbot-check-") as work:
-        context = CheckContext(work_dir=Path(work), runner=SandboxRunner())
-        if cache is not None:
-            context.cache = cache
-            context.extras["uv_cache_dir"] = uv_cache_dir
-        if args.open_prs:
-            context.open_prs = open_prs_from_file(args.open_prs)
-        with step("running checks"):
-            report = build_report(snapshot, ruleset, context)
+        context = CheckContext(
+            work_dir=Path(work),
+            cache=cache if cache is not None else MemoryCache(),
+            open_prs=open_prs,
+            runner=SandboxRunner(),
+            extras={"uv_cache_dir": uv_cache_dir} if uv_cache_dir else {},
+        )
+        try:
+            report = runner.build_report(
+                snapshot, loaded, context, progress=lambda check: progress(f"{check.title}…")
+            )
+        finally:
+            snapshot.close()
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:

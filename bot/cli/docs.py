@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot import rules
+from bot import rules, runner
 from bot.checks.generated_docs import summarize
 from bot.cli.common import CliError, progress
 from bot.gendocs.config import GeneratedDocsRules
@@ -53,15 +53,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def load_rules(args: argparse.Namespace, tree: DirTree) -> GeneratedDocsRules:
     try:
-        if args.rules:
-            ruleset = rules.load_file(args.rules)
-        else:
-            ruleset = rules.for_repository(
-                tree.read_text(rules.REPO_RULES_PATH), default=args.default_rules
-            )
+        loaded = runner.load_rules(
+            tree.read_text(rules.REPO_RULES_PATH),
+            default=args.default_rules,
+            rules_file=args.rules,
+            strict=True,
+        )
     except rules.RulesError as exc:
         raise CliError(str(exc)) from None
-    return ruleset.checks.generated_docs
+    return loaded.ruleset.checks.generated_docs
 
 
 def collect(

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from bot import rules
+from bot import rules, runner
 from bot.cli.common import CliError, progress
 from bot.duplicates.clusters import clusters
 from bot.duplicates.export import ExportError, index_from_records, load_export
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.min_score <= 1.0:
         raise CliError("--min-score must be between 0 and 1")
     try:
-        ruleset = rules.load_file(args.rules) if args.rules else rules.load_builtin("default")
+        ruleset = runner.load_rules(None, rules_file=args.rules, strict=True).ruleset
     except rules.RulesError as exc:
         raise CliError(str(exc)) from None
     config = ruleset.checks.duplicates.scoring_config()

@@ -133,7 +133,7 @@ def run_worker(args: argparse.Namespace) -> int:
     apply_memory_limit(service.settings.worker_memory_mb)
     threads = args.threads or service.settings.worker_threads
     progress(f"worker started ({threads} thread{'s' if threads != 1 else ''})")
-    from bot.server import start_worker_threads
+    from bot.worker import start_worker_threads
 
     for thread in start_worker_threads(service.worker, service.queue(), threads, stop):
         while thread.is_alive():

@@ -1,0 +1,31 @@
+"""``pull_request``: record the head, keep the open-PR index current, queue a run."""
+
+from __future__ import annotations
+
+from bot.duplicates.store import apply_pull_request_event, needs_reconcile
+from bot.handlers.context import HandlerContext
+from bot.handlers.registry import Event, on_event
+from bot.pulls import parse_time, pull_summary
+from bot.store import state
+
+# Actions that may change what the checks say. ``closed`` and the label/review actions only
+# update the index and the head.
+PIPELINE_ACTIONS = {"opened", "synchronize", "reopened", "edited", "ready_for_review"}
+
+
+@on_event("pull_request")
+def on_pull_request(ctx: HandlerContext, event: Event) -> None:
+    payload = event.payload
+    pull = payload["pull_request"]
+    repo = payload["repository"]["full_name"]
+    state.observe_head(
+        ctx.engine, repo, pull["number"], pull["head"]["sha"], parse_time(pull.get("updated_at"))
+    )
+    # Title, body and state now; the changed files once the pipeline has the diff.
+    apply_pull_request_event(ctx.engine, payload, None)
+    if needs_reconcile(ctx.engine, repo):
+        # Events only know the PRs they saw; list the rest once, before this PR's run.
+        ctx.enqueue_reconcile(repo, (payload.get("installation") or {}).get("id"))
+    if event.action not in PIPELINE_ACTIONS or pull.get("state") != "open":
+        return
+    ctx.enqueue_pipeline(payload, pull_summary(pull), reason=f"pull_request.{event.action}")
