@@ -166,6 +166,8 @@ class Settings:
     # Address-space limit of each worker process (RLIMIT_AS), MiB; 0 for none.
     worker_memory_mb: int = 4096
 
+    # Seconds between missed-delivery repair runs (bot/repair.py); 0 turns them off.
+    repair_interval: float = 600.0
     # Logs: text lines, or one JSON object a line (bot/logs.py).
     log_level: str = "WARNING"
     log_format: str = "text"
@@ -204,6 +206,7 @@ class Settings:
             "max_inflight_bytes": int(_positive("PRBOT_INTAKE_MAX_INFLIGHT_MB", 100) * 1024**2),
             "worker_processes": _int("PRBOT_WORKER_PROCESSES", 1, minimum=1),
             "worker_memory_mb": _int("PRBOT_WORKER_MEMORY_MB", 4096, minimum=0),
+            "repair_interval": _float("PRBOT_REPAIR_INTERVAL", 600.0, minimum=0),
             "log_level": _choice("PRBOT_LOG_LEVEL", "WARNING", LOG_LEVELS, fold=str.upper),
             "log_format": _choice("PRBOT_LOG_FORMAT", "text", LOG_FORMATS, fold=str.lower),
         }

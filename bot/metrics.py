@@ -41,6 +41,21 @@ GITHUB_CALLS = Counter(
     registry=WORKER_REGISTRY,
 )
 
+REPAIR = Counter(
+    "prbot_repair_total",
+    "Missed-delivery repair: redelivered GUIDs, redeliveries GitHub refused, stale heads queued",
+    ["outcome"],
+    registry=WORKER_REGISTRY,
+)
+REPAIR_OUTCOMES = ("redelivered", "refused", "stale_queued", "not_modified")
+
+
+def count_repair(result) -> None:  # noqa: ANN001 - bot.repair.RepairResult
+    REPAIR.labels("redelivered").inc(len(result.redelivered))
+    REPAIR.labels("refused").inc(result.redeliver_failures)
+    REPAIR.labels("stale_queued").inc(len(result.stale))
+    REPAIR.labels("not_modified").inc(1 if result.not_modified else 0)
+
 
 def read_worker_processes(directory: Path | None) -> None:
     """Export worker metrics from the files worker processes write in ``directory``
@@ -121,6 +136,11 @@ KNOWN_PATH_SEGMENTS = frozenset(
     {
         "access_tokens",
         "app",
+        "app-manifests",
+        "attempts",
+        "conversions",
+        "deliveries",
+        "hook",
         "branches",
         "check-runs",
         "check-suites",

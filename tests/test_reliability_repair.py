@@ -122,8 +122,8 @@ def test_an_open_pr_reported_for_an_older_head_is_queued(stack):
     new_head = gh.push(REPO, number, {"moving.py": "y = 2\n"})
     client = stack.service.app.installation(INSTALLATION_ID)
     reconcile(stack.service.engine, client.gh, REPO)
-    worker = stack.service.worker()
-    queued = sweep_stale_heads(stack.service.engine, worker.enqueue_pipeline)
+    ctx = stack.service.worker().ctx
+    queued = sweep_stale_heads(stack.service.engine, ctx.enqueue_pipeline)
     assert [(s.number, s.current_head) for s in queued] == [(number, new_head)]
     wait_for(
         lambda: f"prbot:head={new_head}" in _reports(stack, number)[0]["body"],
@@ -132,7 +132,7 @@ def test_an_open_pr_reported_for_an_older_head_is_queued(stack):
     wait_for(stack.idle, what="idle queue")
     assert len(_reports(stack, number)) == 1
     # Now current: a second sweep queues nothing.
-    assert sweep_stale_heads(stack.service.engine, worker.enqueue_pipeline) == []
+    assert sweep_stale_heads(stack.service.engine, ctx.enqueue_pipeline) == []
 
 
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -175,3 +175,29 @@ def test_listing_pages_are_parsed_defensively():
     link = '<https://api.github.com/app/hook/deliveries?per_page=100&cursor=v1_9>; rel="next"'
     assert next_page_url(link).endswith("cursor=v1_9")
     assert next_page_url('<https://x/y>; rel="prev"') is None and next_page_url(None) is None
+
+
+def test_the_repair_job_reschedules_itself_before_it_works(stack, monkeypatch):
+    """A run that fails (GitHub down) leaves the next one queued: the chain never ends."""
+    from bot.handlers.repair import repair
+    from bot.repair import JOB_KIND
+    from bot.store.queue import Queue
+
+    gh = stack.github
+    gh.configure_hook(DOWN, WEBHOOK_SECRET)
+    number = _open(stack, "later")
+    gh.send_webhook("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    gh.configure_hook(stack.webhook_url, WEBHOOK_SECRET)
+    ctx = stack.service.worker().ctx
+    gh.inject("GET", "^/app/hook/deliveries$", status=401, times=1)
+    with pytest.raises(Exception):  # noqa: B017, PT011 - PyGithub raises its own kinds
+        repair(ctx, {"state": {}})
+    queue = Queue(stack.service.engine)
+    queued = [j for j in queue.jobs("queued") if j.kind == JOB_KIND]
+    assert len(queued) == 1 and queued[0].payload == {"state": {}}
+    gh.clear_injections()
+    repair(ctx, queued[0].payload)
+    gh.hook.settle()
+    wait_for(lambda: _reports(stack, number), what="report after repair")
+    (again,) = [j for j in queue.jobs("queued") if j.kind == JOB_KIND]
+    assert again.payload["state"]["etag"]  # the next run asks conditionally

@@ -132,6 +132,11 @@ def run_worker(args: argparse.Namespace) -> int:
     # After startup (imports, migrations), so the limit bounds the work, not the setup.
     apply_memory_limit(service.settings.worker_memory_mb)
     threads = args.threads or service.settings.worker_threads
+    if service.app is not None and service.settings.repair_interval > 0:
+        # On start: what GitHub could not deliver while no worker ran (bot/repair.py).
+        from bot.handlers.repair import schedule_repair
+
+        schedule_repair(service.queue(), {}, 0)
     progress(f"worker started ({threads} thread{'s' if threads != 1 else ''})")
     from bot.worker import start_worker_threads
 
