@@ -21,6 +21,7 @@ from bot.config import Settings
 from bot.metrics import install_github_call_counter
 
 CHECK_RUN_NAME = "prbot"
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,10 @@ class GitHubApp:
     def _retry(self) -> GithubRetry:
         # PyGithub retries POST too; a read timeout may come after GitHub already created
         # the comment, so never resend on read errors. The job-level effect records recover.
-        return GithubRetry(total=5, backoff_factor=0.5, read=0)
+        # Nor on a status for a write: a 502 may come after GitHub created the comment (or
+        # appended the annotations), so writes are retried by the job, whose effect records
+        # find what the first try made. Reads are retried here.
+        return GithubRetry(total=5, backoff_factor=0.5, read=0, allowed_methods=READ_METHODS)
 
     def _integration(self) -> GithubIntegration:
         return GithubIntegration(

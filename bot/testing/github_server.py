@@ -482,6 +482,15 @@ class FakeGitHub:
             method, path_regex, times=times, after_effect=after_effect, limit=limit
         )
 
+    def chaos(self, rate: float, seed: int, kinds: tuple[str, ...] | None = None, **options):
+        """Fail a random share ``rate`` of REST calls (bot/testing/chaos.py); 0 turns it off.
+        Returns the Chaos, whose ``injected`` counts the faults by kind."""
+        from bot.testing.chaos import FAULTS, Chaos
+
+        chaos = Chaos(rate, seed, tuple(kinds or FAULTS), **options) if rate > 0 else None
+        self.traffic.chaos = chaos
+        return chaos
+
     def clear_injections(self) -> None:
         self.traffic.clear_injections()
 

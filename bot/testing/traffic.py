@@ -106,6 +106,7 @@ class Traffic:
         self.arrivals: list[tuple[str, str]] = []  # (method, path) as requests arrive
         self._injections: list[Injection] = []
         self._holds: list[Hold] = []
+        self.chaos = None  # bot.testing.chaos.Chaos: random faults on a share of calls
 
     def arrive(self, method: str, path: str) -> None:
         with self._lock:
@@ -172,7 +173,8 @@ class Traffic:
                     if injection.remaining <= 0:
                         self._injections.remove(injection)
                     return injection
-        return None
+        chaos = self.chaos
+        return chaos.pick(method, path) if chaos is not None else None
 
     def hold(
         self,
