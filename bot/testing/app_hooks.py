@@ -76,6 +76,7 @@ class HookSender:
         self._ids = IdSource(90_000_001)
         self._client = httpx.Client(timeout=SEND_TIMEOUT)
         self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()
         self.manifests: dict[str, dict[str, Any]] = {}  # pending conversion code -> manifest
         self.converted: list[dict[str, Any]] = []  # manifests turned into this App
 
@@ -135,13 +136,16 @@ class HookSender:
         )
         self.deliveries.append(delivery)
         thread = threading.Thread(target=self._post, args=(delivery,), daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        thread.start()  # before it is listed: settle() may join it from another thread
+        with self._threads_lock:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         return delivery
 
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until every background redelivery has its answer."""
-        for thread in list(self._threads):
+        with self._threads_lock:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout)
 
     def close(self) -> None:
