@@ -1,5 +1,6 @@
 """GitHub failing on 20% of calls (5xx before and after the effect, secondary rate limits and
-429s with Retry-After): every PR still ends with exactly one current report comment and one
+429s with Retry-After, answers later than the client waits, connections dropped halfway
+through the answer): every PR still ends with exactly one current report comment and one
 check run, and no call is retried beyond its bound."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from collections import Counter
 
 from bot.demo import INSTALLATION_ID, LocalStack, wait_for
 from bot.report import MARKER
+from bot.testing.chaos import FAULTS, SLOW
 
 REPO = "acme/widgets"
 PRS = 4
@@ -22,7 +24,8 @@ def _reports(gh, number):
 
 
 def test_every_pr_ends_with_one_current_comment_under_20_percent_faults(tmp_path):
-    with LocalStack(tmp_path / "stack") as stack:
+    # A 1 s client timeout, so the "slow" answers (2 s) time out as a hung GitHub would.
+    with LocalStack(tmp_path / "stack", github_timeout=1) as stack:
         gh = stack.github
         gh.create_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
         numbers = []
@@ -30,7 +33,7 @@ def test_every_pr_ends_with_one_current_comment_under_20_percent_faults(tmp_path
             gh.commit(REPO, f"b{index}", {f"m{index}.py": "y = 1\n"})
             pull = gh.open_pull_request(REPO, head_branch=f"b{index}", title=f"Add m{index}")
             numbers.append(pull["number"])
-        chaos = gh.chaos(0.2, seed=1)  # seed 1 found doubled comments (POST retried on 502)
+        chaos = gh.chaos(0.2, seed=1, kinds=(*FAULTS, SLOW), slow_seconds=2)
         for number in numbers:
             stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
         heads = {n: gh.push(REPO, n, {f"m{n}.py": "y = 2\n"}) for n in numbers[:2]}

@@ -4,7 +4,8 @@
 prbot's fetch has its own retry story) fail with probability ``rate``, drawing one of
 :data:`FAULTS`: a 5xx before the effect, a 5xx *after* the effect (the reply lost, the
 comment created), a secondary rate limit (403) or a 429, both with ``Retry-After``, or a
-reply slower than the client waits. Seeded, so a failing run can be replayed.
+reply slower than the client waits, or a connection dropped halfway through the answer.
+Seeded, so a failing run can be replayed.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ FAULTS: dict[str, Injection] = {
     "502_after_effect": _fault(502, after=True),
     "403_secondary": _fault(403, Retry_After="1"),
     "429": _fault(429, Retry_After="1"),
+    "dropped_after_effect": Injection("*", _ANY, 0.0, None, 1, True, None, None, drop=True),
 }
+# Not in the default draw: a reply later than the client waits (``slow_seconds``).
+SLOW = "slow"
 
 
 @dataclass
@@ -67,6 +71,6 @@ class Chaos:
                 return None
             kind = self._random.choice(self.kinds)
             self.injected[kind] += 1
-        if kind == "slow":
-            return _fault(None, delay=self.slow_seconds)
+        if kind == SLOW:
+            return _fault(None, after=True, delay=self.slow_seconds)
         return FAULTS[kind]

@@ -105,6 +105,10 @@ class ServerApp:
                 await self._delay(injection.delay)
             if injection.status:
                 response = _injected_failure(injection)
+            if injection.drop:
+                self.gh.traffic.record(method, path, 0, query)
+                await _send_half(send, response)
+                return
         self.gh.traffic.record(method, path, response.status, query)
         await _send(send, response)
 
@@ -237,3 +241,12 @@ async def _send(send: Send, response: ApiResponse) -> None:
     headers.append((b"x-github-media-type", b"github.v3; format=json"))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _send_half(send: Send, response: ApiResponse) -> None:
+    """The headers and half the body, then nothing: uvicorn closes the connection when the
+    app returns with the answer incomplete, as a dropped connection looks to the client."""
+    body = response.encoded() or b"{}"
+    headers = [(b"content-type", _JSON.encode()), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})

@@ -29,6 +29,7 @@ class Injection:
     after_effect: bool
     message: str | None = None  # the error body's message; the status's phrase by default
     headers: dict[str, str] | None = None  # e.g. Retry-After, X-RateLimit-Remaining: 0
+    drop: bool = False  # after the effect, cut the connection halfway through the answer
 
 
 class Hold:
