@@ -18,7 +18,7 @@ from github.Commit import Commit
 from github.IssueComment import IssueComment
 
 from bot.config import Settings
-from bot.metrics import install_github_call_counter
+from bot.metrics import count_github_retry, install_github_call_counter
 
 CHECK_RUN_NAME = "prbot"
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -32,6 +32,15 @@ class PullInfo:
     state: str
     author: str
     payload: dict[str, Any]
+
+
+class CountedRetry(GithubRetry):
+    """PyGithub's retry (rate limits honoured, backoff), each retry counted in /metrics."""
+
+    def increment(self, method=None, url=None, response=None, error=None, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN204
+        retry = super().increment(method, url, response, error, *args, **kwargs)
+        count_github_retry(method, url, getattr(response, "status", None), error)
+        return retry  # (when retries are used up, super() raised: nothing was counted)
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class GitHubApp:
         # Nor on a status for a write: a 502 may come after GitHub created the comment (or
         # appended the annotations), so writes are retried by the job, whose effect records
         # find what the first try made. Reads are retried here.
-        return GithubRetry(total=5, backoff_factor=0.5, read=0, allowed_methods=READ_METHODS)
+        return CountedRetry(total=5, backoff_factor=0.5, read=0, allowed_methods=READ_METHODS)
 
     def _integration(self) -> GithubIntegration:
         return GithubIntegration(

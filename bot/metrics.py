@@ -40,6 +40,26 @@ GITHUB_CALLS = Counter(
     ["method", "endpoint", "status"],
     registry=WORKER_REGISTRY,
 )
+GITHUB_RETRIES = Counter(
+    "prbot_github_retries_total",
+    "GitHub requests PyGithub sent again, by endpoint and why (a status or the error kind)",
+    ["method", "endpoint", "reason"],
+    registry=WORKER_REGISTRY,
+)
+
+
+def count_github_retry(method: str | None, url: str | None, status: int | None, error) -> None:  # noqa: ANN001
+    """One retry of a GitHub call; the reason is the status, or the error's kind."""
+    if status is not None and 100 <= status < 600:
+        reason = str(status)
+    elif error is not None:
+        name = type(error).__name__
+        reason = "timeout" if "Timeout" in name else "connection" if "Connect" in name else "error"
+    else:
+        reason = "error"
+    verb = method if method in HTTP_METHODS else "OTHER"
+    GITHUB_RETRIES.labels(verb, endpoint_template(url or "/"), reason).inc()
+
 
 REPAIR = Counter(
     "prbot_repair_total",

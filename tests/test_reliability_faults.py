@@ -17,6 +17,14 @@ PRS = 4
 MAX_TRIES_PER_CALL = 6
 
 
+def _retries() -> float:
+    from bot.metrics import GITHUB_RETRIES
+
+    return sum(
+        s.value for m in GITHUB_RETRIES.collect() for s in m.samples if s.name.endswith("_total")
+    )
+
+
 def _reports(gh, number):
     return [
         c for c in gh.comments(REPO, number) if MARKER in c["body"] and c["user"]["type"] == "Bot"
@@ -33,6 +41,7 @@ def test_every_pr_ends_with_one_current_comment_under_20_percent_faults(tmp_path
             gh.commit(REPO, f"b{index}", {f"m{index}.py": "y = 1\n"})
             pull = gh.open_pull_request(REPO, head_branch=f"b{index}", title=f"Add m{index}")
             numbers.append(pull["number"])
+        retries_before = _retries()
         chaos = gh.chaos(0.2, seed=1, kinds=(*FAULTS, SLOW), slow_seconds=2)
         for number in numbers:
             stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
@@ -58,3 +67,45 @@ def test_every_pr_ends_with_one_current_comment_under_20_percent_faults(tmp_path
         tries = Counter((c.method, c.path) for c in gh.calls if not c.path.endswith(".git"))
         worst = max(tries.values())
         assert worst <= MAX_TRIES_PER_CALL * stack.settings.max_attempts * 2, tries.most_common(3)
+        # PyGithub retried exactly the reads that got a status it retries (writes are the
+        # job's to retry), and /metrics counted each.
+        retryable = {"500", "502", "503", "403_secondary", "429"}
+        expected = sum(
+            1 for kind, method, _ in chaos.calls if method == "GET" and kind in retryable
+        )
+        assert _retries() - retries_before == expected, chaos.calls
+
+
+def test_a_read_is_retried_and_counted_a_write_is_left_to_the_job(github_server, tmp_path):
+    import pytest
+    from github import GithubException
+
+    from bot.config import Settings
+    from bot.github_app import GitHubApp
+
+    gh = github_server
+    gh.add_installation(INSTALLATION_ID, "acme")
+    gh.create_repo(REPO, installation_id=INSTALLATION_ID)
+    gh.commit(REPO, "f", {"b.py": "1\n"})
+    number = gh.open_pull_request(REPO, head_branch="f", title="T")["number"]
+    key = tmp_path / "app.pem"
+    key.write_text(gh.private_key_pem)
+    settings = Settings(
+        webhook_secrets=("s",),
+        app_id=str(gh.app_id),
+        private_key_path=key,
+        github_api_url=gh.url,
+        github_request_interval=0,
+        github_write_interval=0,
+    )
+    client = GitHubApp(settings).installation(INSTALLATION_ID)
+    before = _retries()
+    gh.inject("GET", rf"/pulls/{number}$", status=502, times=2)
+    assert client.get_pull(REPO, number).number == number
+    assert _retries() - before == 2
+    # A 502 after GitHub created the comment is not resent by PyGithub: one comment.
+    gh.inject("POST", r"/issues/\d+/comments$", status=502, after_effect=True)
+    with pytest.raises(GithubException):
+        client.create_comment(REPO, number, "hello")
+    assert len(gh.comments(REPO, number)) == 1
+    assert _retries() - before == 2

@@ -57,6 +57,7 @@ class Chaos:
     kinds: tuple[str, ...] = tuple(FAULTS)
     slow_seconds: float = 0.0  # with "slow" among kinds: how late the slow answers come
     injected: Counter = field(default_factory=Counter)
+    calls: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, method, path)
     _random: random.Random = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -71,6 +72,7 @@ class Chaos:
                 return None
             kind = self._random.choice(self.kinds)
             self.injected[kind] += 1
+            self.calls.append((kind, method, path))
         if kind == SLOW:
             return _fault(None, after=True, delay=self.slow_seconds)
         return FAULTS[kind]
