@@ -4,6 +4,7 @@ local GitHub test server sends a burst of signed deliveries (bot/testing/crash.p
     uv run python benchmarks/crash_bench.py            # 1,000 over 200 PRs, SQLite, 1 worker
     uv run python benchmarks/crash_bench.py --postgres URL --workers 2
     uv run python benchmarks/crash_bench.py --prs 20 --deliveries 100 --kills 3   # quick
+    uv run python benchmarks/crash_bench.py --fault-rate 0.2    # GitHub failing 20% of calls too
 
 Figures: deliveries sent, acknowledged (2xx), refused or sent while down, redelivered by the
 repair job, stored, lost (acknowledged, not stored: must be 0), unrepaired, comments per PR
@@ -55,6 +56,9 @@ def main() -> int:
     parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (scratch schema)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--settle-timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--fault-rate", type=float, default=0.0, help="GitHub faults on this share of calls"
+    )
     args = parser.parse_args()
     drop = None
     database_url = None
@@ -71,6 +75,7 @@ def main() -> int:
                 database_url=database_url,
                 seed=args.seed,
                 settle_timeout=args.settle_timeout,
+                fault_rate=args.fault_rate,
             ).run()
     finally:
         if drop is not None:
@@ -80,6 +85,7 @@ def main() -> int:
     result["doubled_comments"] = figures.doubled_comments
     result["database"] = "postgresql" if args.postgres else "sqlite"
     result["workers"] = args.workers
+    result["fault_rate"] = args.fault_rate
     print(json.dumps(result, indent=2))
     ok = figures.lost == 0 and figures.doubled_comments == 0 and figures.stale_prs == 0
     return 0 if ok else 1

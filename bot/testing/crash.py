@@ -58,6 +58,8 @@ class CrashFigures:
     stale_prs: int = 0  # PRs whose one comment is not for the current head
     doubled_reactions: int = 0
     doubled_check_runs: int = 0
+    faults: dict = field(default_factory=dict)  # GitHub faults injected, by kind
+    most_tries: int = 0  # the most requests any one (method, REST path) got
     burst_seconds: float = 0.0  # set-up and the burst, kills and restarts included
     seconds: float = 0.0
 
@@ -126,6 +128,7 @@ class CrashRun:
         database_url: str | None = None,
         seed: int = 0,
         settle_timeout: float = 300.0,
+        fault_rate: float = 0.0,
     ) -> None:
         self.root = Path(root)
         self.prs = prs
@@ -135,6 +138,10 @@ class CrashRun:
         self.database_url = database_url or f"sqlite:///{self.root / 'prbot.sqlite'}"
         self.random = random.Random(seed)
         self.settle_timeout = settle_timeout
+        # GitHub faults on this share of REST calls (bot/testing/chaos.py), slow answers
+        # included: the client then waits PRBOT_GITHUB_TIMEOUT=2 s.
+        self.fault_rate = fault_rate
+        self.seed = seed
         self.comments: list[int] = []  # /recheck comment ids
 
     def run(self) -> CrashFigures:
@@ -165,6 +172,7 @@ class CrashRun:
             "PRBOT_GITHUB_REQUEST_INTERVAL": "0",
             "PRBOT_GITHUB_WRITE_INTERVAL": "0",
             "PRBOT_LOG_LEVEL": "WARNING",
+            "PRBOT_GITHUB_TIMEOUT": "2" if self.fault_rate else "30",
         }
 
     def _plan(self, gh: FakeGitHub) -> list[tuple[str, int]]:
@@ -198,6 +206,10 @@ class CrashRun:
         plan = self._plan(gh)
         serve = ServeUnderTest(self.root, self._environment(gh), self.workers)
         gh.configure_hook(f"{serve.url}/webhooks/github", SECRET)
+        if self.fault_rate:
+            from bot.testing.chaos import FAULTS, SLOW
+
+            chaos = gh.chaos(self.fault_rate, self.seed, (*FAULTS, SLOW), slow_seconds=3)
         serve.start()
         kill_at = set(self.random.sample(range(1, len(plan)), min(self.kills, len(plan) - 1)))
         done = threading.Event()
@@ -227,6 +239,9 @@ class CrashRun:
         finally:
             done.set()
             serve.stop()
+            if self.fault_rate:
+                figures.faults = dict(chaos.injected)
+                gh.chaos(0, 0)
         self._count(gh, figures)
         figures.seconds = time.monotonic() - started
         return figures
@@ -296,3 +311,5 @@ class CrashRun:
         )
         figures.doubled_check_runs = sum(c - 1 for c in runs.values() if c > 1)
         figures.doubled_reactions = sum(c - 1 for c in eyes.values() if c > 1)
+        rest = Counter((c.method, c.path) for c in gh.calls if ".git" not in c.path)
+        figures.most_tries = max(rest.values(), default=0)
