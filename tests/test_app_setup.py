@@ -146,3 +146,88 @@ def test_a_bad_webhook_url_is_one_line(url, capsys):
 
     assert main(["app-manifest", "--webhook-url", url]) == 2
     assert capsys.readouterr().err.startswith("prbot: error: --webhook-url")
+
+
+def _flow(api="https://api.example"):
+    from bot.cli.setup import ManifestFlow
+
+    return ManifestFlow(app_manifest={}, web_url="https://gh.example", api_url=api, org=None)
+
+
+GOOD_SECRET = "a" * 40
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (httpx.Response(201, content=b"not json"), "not JSON"),
+        (httpx.Response(201, json=[1]), "no App id"),
+        (httpx.Response(201, json={"id": 1, "webhook_secret": "a,b#c" * 8}), "webhook secret"),
+        (httpx.Response(201, json={"id": 1, "webhook_secret": GOOD_SECRET}), "no private key"),
+        (
+            httpx.Response(201, json={"id": 1, "webhook_secret": GOOD_SECRET, "pem": "x"}),
+            "not a PEM private key",
+        ),
+        (httpx.Response(201, content=b" " * (300 * 1024)), "too large"),
+        (httpx.ConnectError("refused"), "conversion request failed: ConnectError"),
+    ],
+)
+def test_an_answer_setup_cannot_use_is_refused(answer, message):
+    import respx
+
+    from bot.cli.common import CliError
+
+    flow = _flow()
+    with respx.mock:
+        route = respx.post("https://api.example/app-manifests/abc/conversions")
+        if isinstance(answer, Exception):
+            route.side_effect = answer
+        else:
+            route.return_value = answer
+        with pytest.raises(CliError, match=message):
+            flow.convert("abc")
+
+
+def test_callbacks_are_checked_before_any_conversion():
+    flow = _flow()
+    assert flow.callback({"state": ["wrong"], "code": ["abc"]})[0] == 400
+    assert flow.callback({"state": [flow.state], "code": ["bad code!"]})[0] == 400
+    assert flow.callback({"state": [flow.state]})[0] == 400
+    flow.done.set()
+    assert flow.callback({"state": [flow.state], "code": ["abc"]})[0] == 410
+
+
+def test_the_local_page_escapes_the_manifest():
+    from bot.cli.setup import ManifestFlow
+
+    flow = ManifestFlow(
+        app_manifest={"name": "x'><script>alert(1)</script>"},
+        web_url="https://gh.example",
+        api_url="https://api.example",
+        org="acme",
+    )
+    page = flow.page()
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "https://gh.example/organizations/acme/settings/apps/new?state=" in page
+
+
+def test_bad_org_and_busy_port_are_one_line(capsys):
+    import socket
+
+    from bot.cli import main
+
+    assert main(["setup", "--webhook-url", "https://x.example/h", "--org", "no/pe"]) == 2
+    assert "--org" in capsys.readouterr().err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = ["setup", "--webhook-url", "https://x.example/h", "--port", str(port)]
+        assert main([*args, "--out", "/nonexistent-dir-prbot"]) == 2
+    assert "cannot listen" in capsys.readouterr().err
+
+
+def test_env_files_are_read_as_systemd_reads_them(tmp_path):
+    env = tmp_path / "e.env"
+    env.write_text("# c\n; c\n\nA=1\nB = x  # kept\nnot a line\nC=\n")
+    assert read_env_file(env) == {"A": "1", "B": " x  # kept", "C": ""}

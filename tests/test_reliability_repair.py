@@ -201,3 +201,59 @@ def test_the_repair_job_reschedules_itself_before_it_works(stack, monkeypatch):
     wait_for(lambda: _reports(stack, number), what="report after repair")
     (again,) = [j for j in queue.jobs("queued") if j.kind == JOB_KIND]
     assert again.payload["state"]["etag"]  # the next run asks conditionally
+
+
+def test_a_refused_redelivery_is_counted_and_the_rest_go_on(stack, monkeypatch):
+    import bot.repair as repair
+
+    gh = stack.github
+    gh.configure_hook(DOWN, WEBHOOK_SECRET)
+    numbers = [_open(stack, f"r{i}") for i in range(3)]
+    for number in numbers:
+        gh.send_webhook("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    gh.configure_hook(stack.webhook_url, WEBHOOK_SECRET)
+    gh.inject("POST", r"^/app/hook/deliveries/\d+/attempts$", status=422, times=1)
+    monkeypatch.setattr(repair, "MAX_REDELIVERIES_PER_RUN", 2)
+    result, state = repair_deliveries(stack.service.engine, stack.service.app, {"since": "x"})
+    # One refused by GitHub, one sent; the third waits for the next run, walked again.
+    assert result.redeliver_failures == 1 and len(result.redelivered) == 1
+    assert state["etag"] is None and state["since"] == "x"
+    gh.hook.settle()
+    monkeypatch.setattr(repair, "MAX_REDELIVERIES_PER_RUN", 500)
+    wait_for(lambda: stored_count(stack) == 1, what="the one redelivered")
+    again, _ = repair_deliveries(stack.service.engine, stack.service.app, state)
+    assert len(again.redelivered) == 2
+
+
+def stored_count(stack):
+    from bot.store.deliveries import count_deliveries
+
+    return count_deliveries(stack.service.engine)
+
+
+def test_a_stale_pr_without_a_stored_event_is_skipped(stack):
+    import sqlalchemy as sa
+
+    from bot.duplicates.schema import open_prs
+    from bot.store import state as store_state
+
+    engine = stack.service.engine
+    store_state.save_report(engine, "other/repo", 5, "old", "pass", {}, "")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.insert(open_prs).values(
+                repo="other/repo",
+                number=5,
+                state="open",
+                title="t",
+                body="",
+                author="a",
+                updated_at="2026-01-01T00:00:00Z",
+                head_sha="new",
+                files_known=False,
+                patches_known=False,
+                features={},
+                seq=1,
+            )
+        )
+    assert sweep_stale_heads(engine, lambda *a, **k: 0) == []

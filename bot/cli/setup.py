@@ -45,8 +45,9 @@ def check_webhook_url(url: str) -> None:
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """KEY=value lines as systemd's EnvironmentFile= reads them (comments on their own lines;
-    everything after '=' is the value)."""
+    """KEY=value lines the way env files are read by systemd and compose: comments only on
+    lines of their own, everything after '=' the value (so a trailing '# note' is kept; the
+    ends' whitespace is kept too, which compose does and systemd trims)."""
     values: dict[str, str] = {}
     text = path.read_text()[:ENV_FILE_MAX_BYTES]
     for line in text.splitlines():
@@ -118,17 +119,24 @@ class ManifestFlow:
 
     def convert(self, code: str) -> dict[str, Any]:
         url = f"{self.api_url}/app-manifests/{code}/conversions"
+        body = b""
         try:
-            with httpx.Client(timeout=30) as client:
-                response = client.post(url, headers={"Accept": "application/vnd.github+json"})
+            with (
+                httpx.Client(timeout=30) as client,
+                client.stream(
+                    "POST", url, headers={"Accept": "application/vnd.github+json"}
+                ) as response,
+            ):
+                if response.status_code != 201:
+                    raise CliError(f"GitHub refused the conversion (HTTP {response.status_code})")
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_CONVERSION_BYTES:
+                        raise CliError("the conversion answer is too large")
         except httpx.HTTPError as exc:
             raise CliError(f"conversion request failed: {type(exc).__name__}") from None
-        if response.status_code != 201:
-            raise CliError(f"GitHub refused the conversion (HTTP {response.status_code})")
-        if len(response.content) > MAX_CONVERSION_BYTES:
-            raise CliError("the conversion answer is too large")
         try:
-            data = response.json()
+            data = json.loads(body)
         except ValueError:
             raise CliError("the conversion answer is not JSON") from None
         if not isinstance(data, dict) or not isinstance(data.get("id"), int):
