@@ -134,8 +134,9 @@ def measure_size(n: int, queries: int, baseline_queries: int) -> dict[str, float
 
 def measure_database(n: int, queries: int) -> dict[str, float]:
     """DatabaseIndex on SQLite: loading n rows into a fresh process, then warm queries."""
-    from bot.duplicates.store import DatabaseIndex, PRRow, write_row
+    from bot.duplicates.records import PRRow
     from bot.store.db import make_engine, migrate
+    from bot.store.open_prs import DatabaseIndex, write_row
 
     synth = Synth(seed=11)
     repo = "acme/engine"
@@ -172,10 +173,11 @@ def measure_github_calls(open_prs: int) -> dict[str, int]:
     """Calls for a cold reconcile, a warm one, and a warm synchronize, on the test server."""
     from github import Auth, Github
 
-    from bot.duplicates.reconcile import reconcile
-    from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
+    from bot.github_app import InstallationClient
+    from bot.reconcile import reconcile
     from bot.snapshot import ChangedFile
     from bot.store.db import make_engine, migrate
+    from bot.store.open_prs import DatabaseIndex, apply_pull_request_event
     from bot.testing import FakeGitHub
 
     repo = "acme/engine"
@@ -196,11 +198,12 @@ def measure_github_calls(open_prs: int) -> dict[str, int]:
             retry=None,
         )
         github.requester.requestJson("GET", f"/repos/{repo}")  # token fetch, not counted
+        client = InstallationClient(github, auth)
         gh.reset_calls()
-        cold = reconcile(engine, github, repo)
+        cold = reconcile(engine, client, repo)
         cold_calls = len(gh.calls)
         gh.reset_calls()
-        warm = reconcile(engine, github, repo)
+        warm = reconcile(engine, client, repo)
         warm_calls = len(gh.calls)
         gh.reset_calls()
         event = gh.pull_request_event(repo, 1, "synchronize")

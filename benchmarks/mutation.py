@@ -66,8 +66,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "W1",
         "Any rotated secret verifies (not only the last one)",
         "bot/webhooks.py",
-        "valid |= hmac.compare_digest(",
-        "valid = hmac.compare_digest(",
+        'valid |= hmac.compare_digest("sha256=" + mac.hexdigest(), header)',
+        'valid = hmac.compare_digest("sha256=" + mac.hexdigest(), header)',
         "tests/test_invariant_webhooks.py",
         "tests/test_webhooks.py",
     ),
@@ -84,8 +84,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "W3",
         "A delivery whose signature does not match is refused",
         "bot/webhooks.py",
-        "    if not valid:\n",
-        "    if False:\n",
+        "        if not valid:\n            raise",
+        "        if False:\n            raise",
         "tests/test_webhooks.py",
         "tests/test_invariant_webhooks.py",
     ),
@@ -252,21 +252,19 @@ MUTATIONS: tuple[Mutation, ...] = (
     # --- commands.py: what counts as a command
     m(
         "C1",
-        "A fence closes only on its own kind (and length)",
+        "A quoted command is never run (lazy continuation lines included)",
         "bot/commands.py",
-        "if match and match.group(1).startswith(fence):",
-        "if match:",
+        '_HIDING_BLOCKS = {"blockquote_open": 1,',
+        '_HIDING_BLOCKS = {"blockquote_open": 0,',
         "tests/test_commands.py",
-        f"{COMMANDS}::test_a_fence_closes_only_on_its_own_kind",
+        f"{COMMANDS}::test_a_command_on_a_quotes_continuation_line_is_quoted",
     ),
     Mutation(
         "C2",
         "Only a line that starts with / is a command (not a slash inside a sentence)",
         (
             Edit("bot/commands.py", '_COMMAND = re.compile(r"^/', '_COMMAND = re.compile(r"/'),
-            Edit(
-                "bot/commands.py", "match = _COMMAND.match(line)", "match = _COMMAND.search(line)"
-            ),
+            Edit("bot/commands.py", "if _COMMAND.match(line):", "if _COMMAND.search(line):"),
         ),
         ("tests/test_commands.py",),
     ),
@@ -275,10 +273,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     # line that starts with ">" or "`". Quotes are pinned by test_commands all the same.)
     m(
         "C3",
-        "A command in an indented code block is never run",
+        "A command in a heading or a table is never run (only paragraphs count)",
         "bot/commands.py",
-        'if line.startswith("    ") or line.startswith("\\t"):  # indented code block',
-        "if False:  # indented code block",
+        'and tokens[index - 1].type == "paragraph_open"',
+        "and True",
         "tests/test_commands.py",
     ),
     # --- handlers: bots' comments, installation events, refusals
@@ -435,8 +433,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "S2",
         "No token or prbot setting reaches a sandboxed tool",
         "bot/sandbox.py",
-        "env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}",
-        "env = dict(os.environ)",
+        'return allowlisted_environment({"HOME": str(home), **self.extra_env, **(extra or {})})',
+        'return {**os.environ, "HOME": str(home), **self.extra_env, **(extra or {})}',
         "tests/test_sandbox.py::test_secrets_are_not_in_the_child_environment",
     ),
     m(

@@ -88,9 +88,7 @@ def _one_run(
     repo: Path, rules: Any, work: Path, runner: SandboxRunner | None, uv_cache: Path
 ) -> tuple[Any, float, int]:
     snapshot = snapshot_from_checkout(repo, "base", "head", trusted=True)
-    context = CheckContext(
-        work_dir=work, runner=runner, cache=MemoryCache(), extras={"uv_cache_dir": uv_cache}
-    )
+    context = CheckContext(work_dir=work, runner=runner, cache=MemoryCache(), uv_cache_dir=uv_cache)
     started = time.perf_counter()
     section = run_check(snapshot, rules, context)
     seconds = time.perf_counter() - started

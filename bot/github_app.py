@@ -7,6 +7,7 @@ names. Everything here blocks; callers keep it off the event loop.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,29 @@ from bot.metrics import count_github_retry, install_github_call_counter
 
 CHECK_RUN_NAME = "prbot"
 READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    """A GitHub answer as it came (status, ETag, body), for callers that judge it themselves."""
+
+    status: int
+    etag: str | None
+    body: str
+
+
+def _header(headers: dict[str, Any], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name.lower():
+            return value
+    return None
+
+
+# The fields the open-PR index keeps of a PR, and its first 100 files (GraphQL's page limit).
+_PULL_FILES_FIELDS = (
+    "number title body createdAt headRefOid author { login } "
+    "files(first: 100) { nodes { path additions deletions } }"
+)
 
 
 @dataclass(frozen=True)
@@ -220,5 +244,51 @@ class InstallationClient:
             raise
         return data.get("permission", "none"), data.get("role_name")
 
+    def list_open_pulls(
+        self, full_name: str, *, page: int, per_page: int, etag: str | None = None
+    ) -> RawAnswer:
+        """One page of the open PRs, oldest first; with ``etag``, 304 when it is unchanged.
 
-__all__ = ["CHECK_RUN_NAME", "GitHubApp", "HookPage", "InstallationClient", "PullInfo", "github"]
+        Oldest first, so new PRs land on the last page and the earlier pages stay 304.
+        """
+        status, headers, body = self.gh.requester.requestJson(
+            "GET",
+            f"/repos/{full_name}/pulls",
+            parameters={
+                "state": "open",
+                "per_page": per_page,
+                "page": page,
+                "sort": "created",
+                "direction": "asc",
+            },
+            headers={"If-None-Match": etag} if etag else {},
+        )
+        return RawAnswer(status, _header(headers, "ETag"), body or "")
+
+    def pull_files(self, full_name: str, numbers: list[int]) -> RawAnswer:
+        """Text, head and files of several PRs in one GraphQL query (aliases ``pr_<n>``)."""
+        owner, _, name = full_name.partition("/")
+        aliases = " ".join(
+            f"pr_{int(n)}: pullRequest(number: {int(n)}) {{ {_PULL_FILES_FIELDS} }}"
+            for n in numbers
+        )
+        # Names go in as JSON strings: a repository name cannot end the string early.
+        query = (
+            f"query {{ repository(owner: {json.dumps(owner)}, name: {json.dumps(name)}) "
+            f"{{ {aliases} }} }}"
+        )
+        status, headers, body = self.gh.requester.requestJson(
+            "POST", self.gh.requester.graphql_url, input={"query": query, "variables": {}}
+        )
+        return RawAnswer(status, _header(headers, "ETag"), body or "")
+
+
+__all__ = [
+    "CHECK_RUN_NAME",
+    "GitHubApp",
+    "HookPage",
+    "InstallationClient",
+    "PullInfo",
+    "RawAnswer",
+    "github",
+]

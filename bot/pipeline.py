@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.checks import CheckContext
-from bot.duplicates.store import DatabaseIndex, apply_pull_request_event
 from bot.github_app import InstallationClient
 from bot.gitrepo import BlobReader
 from bot.handlers.context import HandlerContext
@@ -24,6 +23,7 @@ from bot.report import Report, render_markdown
 from bot.runner import LoadedRules, build_report, decide_trust, rules_from_tree
 from bot.snapshot import GitTree, Snapshot, diff_files
 from bot.store import state
+from bot.store.open_prs import DatabaseIndex, record_diff
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +66,9 @@ class Pipeline:
             publisher.start(repo, number, pull["head_sha"])
         snapshot, loaded = self.build_snapshot(mirror, repo, pull)
         try:
-            if job.get("raw_pull_event"):
-                self.update_open_pr_index(job["raw_pull_event"], snapshot)
-            report = self.build_report(snapshot, loaded)
+            # The event's handler recorded the PR's text and state; its diff is known now.
+            record_diff(self.engine, repo, number, snapshot.head_sha, snapshot.files)
+            report = self.check(snapshot, loaded)
         finally:
             snapshot.close()
         markdown = render_markdown(report, html_base=job.get("html_base") or "https://github.com")
@@ -131,21 +131,17 @@ class Pipeline:
         )
         return snapshot, loaded
 
-    def build_report(self, snapshot: Snapshot, loaded: LoadedRules) -> Report:
+    def check(self, snapshot: Snapshot, loaded: LoadedRules) -> Report:
+        """The runner over this head, with the server's services in the context."""
         with tempfile.TemporaryDirectory(prefix="prbot-run-") as work:
             context = CheckContext(
                 work_dir=Path(work),
                 cache=state.StoreCache(self.engine),
                 open_prs=DatabaseIndex(self.engine, snapshot.repo),
                 runner=self.ctx.sandbox,
-                dry_run=self.settings.dry_run,
                 # uv's download cache outlives runs, so warm resolutions stay warm.
-                extras={"uv_cache_dir": self.settings.data_dir / "uv-cache"},
+                uv_cache_dir=self.settings.data_dir / "uv-cache",
             )
             return build_report(
                 snapshot, loaded, context, default_rules=self.settings.default_rules
             )
-
-    # ---------------------------------------------------------------- duplicates index
-    def update_open_pr_index(self, payload: dict[str, Any], snapshot: Snapshot | None) -> None:
-        apply_pull_request_event(self.engine, payload, snapshot.files if snapshot else None)

@@ -28,9 +28,8 @@ from bot.deliveries_repair import (
     stale_heads,
     walk_should_stop,
 )
-from bot.duplicates.schema import open_prs
 from bot.store.db import reading
-from bot.store.schema import deliveries, jobs, reports
+from bot.store.schema import deliveries, jobs, open_prs, reports
 from bot.webhooks import HANDLED_ACTIONS
 
 log = logging.getLogger(__name__)

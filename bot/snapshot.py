@@ -116,6 +116,9 @@ class TreeReader(Protocol):
     """Read-only view of one revision of the repository (or a working directory)."""
 
     label: str
+    # What names this content for ever (a commit SHA), so results over it may be cached by
+    # it; None for a tree that can change under the reader (a working directory).
+    cache_identity: str | None
 
     def read_bytes(self, path: str) -> bytes | None: ...
 
@@ -141,6 +144,7 @@ class GitTree:
         self.repo = Path(repo)
         self.sha = sha
         self.label = sha[:12]
+        self.cache_identity: str | None = sha
         self._reader = reader or BlobReader(self.repo)
         self._paths: list[str] | None = None
 
@@ -194,6 +198,7 @@ class DirTree:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).resolve()
         self.label = str(self.root)
+        self.cache_identity: str | None = None
 
     def _safe(self, path: str) -> Path | None:
         candidate = (self.root / path.lstrip("/")).resolve()

@@ -49,6 +49,20 @@ def apply_memory_limit(megabytes: int) -> None:
 
 
 SUPERVISED_ENV = "PRBOT_SUPERVISED_BY"
+# How much lower than the intake a supervised worker (and everything it runs: git, uv,
+# generators) is scheduled. The intake must answer GitHub within seconds under any load; a
+# report can wait. With a busy worker on the same cores, the intake then gets the CPU first.
+WORKER_NICENESS = 10
+
+
+def lower_priority_if_supervised(increment: int = WORKER_NICENESS) -> int:
+    """In a worker started by ``prbot serve``: be nicer than the intake; returns the niceness."""
+    if not os.environ.get(SUPERVISED_ENV):
+        return os.nice(0)
+    try:
+        return os.nice(increment)
+    except OSError:  # a platform or container that forbids it: run at the same priority
+        return os.nice(0)
 
 
 def die_with_supervisor() -> None:

@@ -148,3 +148,40 @@ def github_server(tmp_path: Path):
         yield server
     finally:
         server.stop()
+
+
+# --- handler fixtures (bot.handlers): a HandlerContext on a real database and queue --------
+
+
+@pytest.fixture
+def handler_context(engine, tmp_path: Path):
+    """A :class:`bot.handlers.context.HandlerContext` with no GitHub App (dry-run shape)."""
+    from bot.config import Settings
+    from bot.handlers.context import HandlerContext
+    from bot.store.queue import Queue
+
+    settings = Settings(webhook_secrets=("s",), data_dir=tmp_path / "data", dry_run=True)
+    return HandlerContext(settings, engine, Queue(engine, max_attempts=2), None)
+
+
+@pytest.fixture
+def app_context(engine, github_server, tmp_path: Path):
+    """A HandlerContext whose App talks to the local GitHub test server (installation 1)."""
+    from bot.config import Settings
+    from bot.github_app import GitHubApp
+    from bot.handlers.context import HandlerContext
+    from bot.store.queue import Queue
+
+    github_server.add_installation(1, "acme")
+    key = tmp_path / "app.pem"
+    key.write_text(github_server.private_key_pem)
+    settings = Settings(
+        webhook_secrets=("s",),
+        app_id=str(github_server.app_id),
+        private_key_path=key,
+        github_api_url=github_server.url,
+        github_request_interval=0,
+        github_write_interval=0,
+        data_dir=tmp_path / "data",
+    )
+    return HandlerContext(settings, engine, Queue(engine, max_attempts=2), GitHubApp(settings))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 from duplicates_helpers import PATCH, REGISTRY, sample_records, write_export
 
@@ -37,7 +38,9 @@ def test_check_section_lists_duplicates_first_and_folds_the_rest(tmp_path, check
     records.append(
         {"number": 50, "title": "@here <b>x</b> ![i](http://x)", "author": "q", "files": files}
     )
-    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    check_context = replace(
+        check_context, open_prs=load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    )
     ruleset = rules.load_builtin("default")
     snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
     check = get_check("duplicates")
@@ -58,14 +61,17 @@ def test_check_without_index_or_for_bots_is_skipped(check_context) -> None:
     rules_ = rules.load_builtin("default").checks.duplicates
     check = get_check("duplicates")
     assert check.run(_snapshot("x", []), rules_, check_context).status == "skip"
-    check_context.open_prs = load_index_from_export.__class__  # any non-None index
+    check_context = replace(
+        check_context, open_prs=load_index_from_export.__class__
+    )  # any non-None index
     bot = _snapshot("Bump x", [], author="dependabot[bot]")
     assert "bot" in check.run(bot, rules_, check_context).summary
 
 
 def test_nothing_found_says_so_in_one_line(tmp_path, check_context) -> None:
-    check_context.open_prs = load_index_from_export(
-        write_export(tmp_path / "p.jsonl", sample_records())
+    check_context = replace(
+        check_context,
+        open_prs=load_index_from_export(write_export(tmp_path / "p.jsonl", sample_records())),
     )
     rules_ = rules.load_builtin("default").checks.duplicates
     section = get_check("duplicates").run(
@@ -76,8 +82,9 @@ def test_nothing_found_says_so_in_one_line(tmp_path, check_context) -> None:
 
 
 def test_check_copes_with_a_huge_snapshot(tmp_path, check_context) -> None:
-    check_context.open_prs = load_index_from_export(
-        write_export(tmp_path / "p.jsonl", sample_records())
+    check_context = replace(
+        check_context,
+        open_prs=load_index_from_export(write_export(tmp_path / "p.jsonl", sample_records())),
     )
     files = [ChangedFile(f"vllm/gen/f{i}.py", additions=1) for i in range(3_000)]
     files.append(ChangedFile("logo.png", binary=True))
@@ -94,7 +101,9 @@ def test_evidence_links_the_issues_it_names_and_scores_read_plainly(
     files = [{"path": REGISTRY, "additions": 1, "deletions": 0, "patch": PATCH}]
     other = {"number": 7, "title": "TokenSpeed MLA", "author": "u", "files": files}
     other["body"] = "Fixes #31877, fixes #31900"
-    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", [other]))
+    check_context = replace(
+        check_context, open_prs=load_index_from_export(write_export(tmp_path / "p.jsonl", [other]))
+    )
     snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
     snapshot = dataclasses.replace(snapshot, body="Closes #31877 and closes #31900")
     rules_ = rules.load_builtin("default").checks.duplicates
@@ -120,7 +129,9 @@ def test_candidates_without_a_file_in_common_are_related_not_overlapping(
         {"number": 9, "title": "Add enabled flag to the KV events config", "body": body}
         | {"files": [flag("vllm/config/kv_events.py")]},
     ]
-    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    check_context = replace(
+        check_context, open_prs=load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    )
     snapshot = _snapshot("Add enabled flag to the KV events config", [])
     snapshot = dataclasses.replace(snapshot, body=body)
     snapshot = dataclasses.replace(
@@ -161,7 +172,9 @@ def test_a_paths_only_open_pr_sharing_one_file_is_overlap_with_the_file_named(
         {"number": 23, "title": "Export the version string", "author": "t"}
         | {"files": [{"path": "vllm/__init__.py", "additions": 1, "deletions": 1}]},
     ]
-    check_context.open_prs = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    check_context = replace(
+        check_context, open_prs=load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    )
     patch = "@@ -40,6 +40,9 @@ def get_attn_backend(\n ctx\n+    if use_mla:\n+        return MLA\n"
     snapshot = _snapshot(
         "Select the Triton MLA backend on ROCm",

@@ -1,91 +1,162 @@
-"""Reconcile against the local GitHub test server: ETag listing, batched GraphQL, call counts."""
+"""Reconcile's decisions, on GitHub-shaped answers written here: no server, no database."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
 
 import pytest
-from duplicates_helpers import PATCH, REGISTRY, REPO
-from github import Auth, Github
 
-from bot.duplicates.reconcile import ReconcileError, reconcile
-from bot.duplicates.store import (
-    DatabaseIndex,
-    apply_pull_request_event,
-    needs_reconcile,
-    open_pr_count,
+from bot.duplicates.reconcile import (
+    ReconcileError,
+    StoredPR,
+    plan_reconcile,
+    read_files_answer,
+    read_listing_page,
+    rows_with_files,
 )
-from bot.snapshot import ChangedFile
-from bot.testing import FakeGitHub
 
-INSTALLATION = 7
-NO_PACING = {"seconds_between_requests": None, "seconds_between_writes": None, "retry": None}
+REPO = "acme/widgets"
 
 
-@pytest.fixture
-def github_server() -> Iterator[FakeGitHub]:
-    with FakeGitHub(app_slug="prbot") as gh:
-        gh.add_installation(INSTALLATION, "acme")
-        gh.create_repo(REPO, installation_id=INSTALLATION, files={REGISTRY: "x\n" * 80})
-        yield gh
+def _item(number: int, sha: str = "h1", updated: str = "2026-03-01T10:00:00Z", **more) -> dict:
+    """A PR as the REST listing gives it (the fields reconcile reads, and a null)."""
+    return {
+        "number": number,
+        "title": more.get("title", f"PR {number}"),
+        "body": more.get("body"),  # GitHub sends null for an empty body
+        "user": {"login": more.get("author", f"dev{number}")},
+        "created_at": "2026-03-01T09:00:00Z",
+        "updated_at": updated,
+        "head": {"sha": sha, "ref": f"b{number}"},
+    }
 
 
-def _client(server: FakeGitHub) -> Github:
-    app = Auth.AppAuth(server.app_id, server.private_key_pem)
-    return Github(auth=app.get_installation_auth(INSTALLATION), base_url=server.url, **NO_PACING)
+def _stored(number: int, state="open", sha="h1", updated="2026-03-01T10:00:00Z", files=True):
+    return StoredPR(number, state, sha, updated, files)
 
 
-def _open(server: FakeGitHub, number: int, title: str, content: str) -> None:
-    server.commit(REPO, f"b{number}", {f"vllm/f{number}.py": content, REGISTRY: content})
-    server.open_pull_request(
-        REPO, head_branch=f"b{number}", title=title, number=number, author=f"u{number}"
-    )
+def test_a_full_page_keeps_its_etag_and_what_it_listed():
+    items = [_item(1), _item(2, sha="h2"), {"number": "three"}, "junk"]
+    page = read_listing_page(1, 200, '"abc"', json.dumps(items), {})
+    assert sorted(page.prs) == [1, 2] and page.prs[2]["head"]["sha"] == "h2"
+    assert page.state == {
+        "etag": '"abc"',
+        "prs": [[1, "h1", "2026-03-01T10:00:00Z"], [2, "h2", "2026-03-01T10:00:00Z"]],
+    }
+    assert page.count == 4 and not page.not_modified  # junk still counts toward the page size
 
 
-def test_reconcile_lists_with_etags_and_batches_graphql(engine, github_server) -> None:
-    for n in range(1, 5):
-        _open(github_server, n, f"Change number {n}", f"value = {n}\n")
-    github = _client(github_server)
-    github_server.reset_calls()
-
-    assert needs_reconcile(engine, REPO)
-    cold = reconcile(engine, github, REPO)
-    assert not needs_reconcile(engine, REPO)
-    assert cold.open_prs == 4 and cold.written == 4 and cold.graphql_calls == 1
-    assert cold.listing_calls == 1 and cold.listing_not_modified == 0
-    assert github_server.count_calls("GET", f"/repos/{REPO}/pulls") == 1
-    assert open_pr_count(engine, REPO) == 4
-
-    warm = reconcile(engine, github, REPO)
-    assert warm.listing_not_modified == warm.listing_calls == 1
-    assert warm.graphql_calls == 0 and warm.written == 0
-
-    github_server.close_pull_request(REPO, 2)
-    _open(github_server, 7, "Another change", "value = 7\n")
-    after = reconcile(engine, github, REPO)
-    assert after.closed == 1 and after.written == 1 and after.graphql_calls == 1
-    assert open_pr_count(engine, REPO) == 4
-    index = DatabaseIndex(engine, REPO).sync()
-    assert sorted(index.docs) == [1, 3, 4, 7]
-    assert REGISTRY in index.get(7).files
-
-    # A warm synchronize is an event plus the worker's own diff: no GitHub call at all.
-    github_server.reset_calls()
-    event = github_server.pull_request_event(REPO, 7, "synchronize")
-    event["pull_request"]["updated_at"] = "9999-01-01T00:00:00Z"
-    apply_pull_request_event(engine, event, [ChangedFile(REGISTRY, patch=PATCH)])
-    assert github_server.calls == []
-    assert "TOKENSPEED_MLA" in DatabaseIndex(engine, REPO).sync().get(7).identifiers
+def test_a_not_modified_page_is_read_from_what_was_kept():
+    kept = {"etag": '"abc"', "prs": [[1, "h1", "t"], [5, "h5", "t"]]}
+    page = read_listing_page(3, 304, None, "", kept)
+    assert page.prs == {1: None, 5: None} and page.state is kept
+    assert page.count == 2 and page.not_modified
 
 
-def test_github_failures_leave_the_index_as_it_was(engine, github_server) -> None:
-    _open(github_server, 1, "Change number 1", "value = 1\n")
-    github = _client(github_server)
-    github_server.inject("GET", rf"^/repos/{REPO}/pulls$", status=502)
-    with pytest.raises(ReconcileError, match="listing page 1: HTTP 502"):
-        reconcile(engine, github, REPO)
-    github_server.inject("POST", r"graphql", status=500)
-    with pytest.raises(ReconcileError, match="GraphQL: HTTP 500"):
-        reconcile(engine, github, REPO)
-    assert open_pr_count(engine, REPO) == 0 and needs_reconcile(engine, REPO)
-    assert reconcile(engine, github, REPO).written == 1
+@pytest.mark.parametrize(
+    ("status", "body", "cached", "message"),
+    [
+        (304, "", {}, "listing page 2: HTTP 304"),  # a 304 for a page never kept
+        (502, "<html>bad gateway</html>", {}, "listing page 2: HTTP 502"),
+        (200, "<html>", {}, "listing page 2: not JSON"),
+        (200, '{"message": "Moved"}', {}, "listing page 2: expected a list"),
+    ],
+)
+def test_an_unusable_listing_answer_is_an_error(status, body, cached, message):
+    with pytest.raises(ReconcileError, match=message):
+        read_listing_page(2, status, None, body, cached)
+
+
+def test_plan_fetches_files_of_new_moved_and_unknown_prs_only():
+    listed = {1: _item(1), 2: _item(2, sha="moved"), 3: _item(3), 4: None, 9: _item(9)}
+    stored = {1: _stored(1), 2: _stored(2), 3: _stored(3, files=False), 4: _stored(4)}
+    plan = plan_reconcile(REPO, listed, stored)
+    assert plan.need_files == [2, 3, 9]
+    assert plan.text_only == [] and plan.gone == []
+
+
+def test_plan_refreshes_text_of_edited_and_reopened_prs():
+    listed = {
+        1: _item(1, updated="2026-03-02T00:00:00Z", title="New title", body="a\x00b"),
+        2: _item(2),
+        3: _item(3, updated="2026-02-01T00:00:00Z"),  # older than stored: left alone
+    }
+    stored = {1: _stored(1), 2: _stored(2, state="closed"), 3: _stored(3)}
+    plan = plan_reconcile(REPO, listed, stored)
+    assert [row.number for row in plan.text_only] == [1, 2]
+    edited = plan.text_only[0]
+    assert (edited.title, edited.body, edited.author) == ("New title", "ab", "dev1")
+    assert edited.files is None and not edited.patches_known  # the stored diff is kept
+    assert plan.text_only[1].state == "open"
+    assert plan.need_files == []
+
+
+def test_plan_closes_open_rows_the_listing_no_longer_shows():
+    stored = {1: _stored(1), 2: _stored(2), 3: _stored(3, state="closed")}
+    plan = plan_reconcile(REPO, {1: None}, stored)
+    assert plan.gone == [2]  # 3 was closed already; 1 is still listed (from a 304)
+
+
+def test_plan_tolerates_listing_items_with_odd_fields():
+    odd = {"number": 1, "head": None, "user": "someone", "title": 7, "updated_at": 12}
+    plan = plan_reconcile(REPO, {1: odd}, {})
+    assert plan.need_files == [1]
+    known = plan_reconcile(REPO, {1: odd}, {1: _stored(1, state="closed")})
+    assert known.text_only[0].title == "" and known.text_only[0].author == ""
+
+
+def _graphql(**nodes) -> str:
+    return json.dumps({"data": {"repository": nodes}})
+
+
+def test_files_answer_keeps_the_prs_it_has_and_skips_deleted_ones():
+    node = {"number": 4, "files": {"nodes": []}}
+    got = read_files_answer(200, _graphql(pr_4=node, pr_5=None), [4, 5])
+    assert got == {4: node}
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (500, "", "GraphQL: HTTP 500"),
+        (200, "not json", "GraphQL: not a JSON object"),
+        (200, "[1, 2]", "GraphQL: not a JSON object"),
+        (200, '{"data": {"repository": [1]}}', "GraphQL: repository is not an object"),
+    ],
+)
+def test_an_unusable_files_answer_is_an_error(status, body, message):
+    with pytest.raises(ReconcileError, match=message):
+        read_files_answer(status, body, [1])
+
+
+def test_rows_with_files_take_paths_and_counts_and_drop_what_is_not_a_file():
+    node = {
+        "number": 7,
+        "title": "Speed up",
+        "body": None,
+        "createdAt": "2026-03-01T09:00:00Z",
+        "headRefOid": "h7",
+        "author": None,  # a deleted account ("ghost")
+        "files": {
+            "nodes": [
+                {"path": "vllm/a.py", "additions": 3, "deletions": -1},
+                {"path": None},
+                "junk",
+                {"path": "vllm/b.py", "additions": "many"},
+            ]
+        },
+    }
+    (row,) = rows_with_files(REPO, {7: node}, {7: _item(7, updated="2026-03-05T00:00:00Z")})
+    assert (row.repo, row.number, row.state, row.head_sha) == (REPO, 7, "open", "h7")
+    assert (row.title, row.body, row.author) == ("Speed up", "", "")
+    assert row.updated_at == "2026-03-05T00:00:00Z" and row.created_at == "2026-03-01T09:00:00Z"
+    assert [(f.path, f.additions, f.deletions) for f in row.files] == [
+        ("vllm/a.py", 3, 0),
+        ("vllm/b.py", 0, 0),
+    ]
+    assert not row.patches_known  # GraphQL gives no hunks
+
+
+def test_a_pr_known_from_a_304_gets_no_updated_at_from_the_listing():
+    (row,) = rows_with_files(REPO, {3: {"files": None}}, {3: None})
+    assert row.updated_at == "" and row.files == []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.duplicates.records import MAX_FILES, RecordError, record_from_dict
+from bot.duplicates.records import MAX_FILES, RecordError, record_from_dict, row_from_event
+from bot.snapshot import ChangedFile
 
 
 def test_records_keep_what_is_usable() -> None:
@@ -32,3 +33,62 @@ def test_github_rest_shapes_are_understood() -> None:
     record = record_from_dict({"number": 3, "user": {"login": "alice"}, "head": {"sha": "abc"}})
     assert record.author == "alice" and record.head_sha == "abc"
     assert record_from_dict({"number": 4, "head": "main"}).head_sha == ""
+
+
+def _event(action: str = "synchronize", **pr) -> dict:
+    return {
+        "action": action,
+        "repository": {"full_name": "acme/widgets"},
+        "pull_request": {
+            "number": 3,
+            "state": "open",
+            "title": "Speed up",
+            "body": None,
+            "user": {"login": "alice"},
+            "created_at": "2026-03-01T09:00:00Z",
+            "updated_at": "2026-03-01T10:00:00Z",
+            "head": {"sha": "h3"},
+            **pr,
+        },
+    }
+
+
+def test_row_from_event_takes_text_state_and_the_given_diff():
+    files = [ChangedFile(f"f{i}.py", additions=1, patch="@@ -1 +1 @@\n+x\n") for i in range(2)]
+    row = row_from_event(_event(body="fixes\x00 #1"), files)
+    assert (row.repo, row.number, row.state, row.author, row.head_sha) == (
+        "acme/widgets",
+        3,
+        "open",
+        "alice",
+        "h3",
+    )
+    assert row.body == "fixes #1" and row.patches_known
+    assert [(f.path, f.additions, f.patch is not None) for f in row.files] == [
+        ("f0.py", 1, True),
+        ("f1.py", 1, True),
+    ]
+    edited = row_from_event(_event("edited"), None)
+    assert edited.files is None and not edited.patches_known and edited.body == ""
+    assert row_from_event(_event("closed"), None).state == "closed"
+    many = [ChangedFile(f"g{i}.py") for i in range(MAX_FILES + 5)]
+    assert len(row_from_event(_event(), many).files) == MAX_FILES
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        None,
+        [],
+        {"action": "opened"},
+        {"pull_request": {"number": 1}, "repository": "acme/widgets"},
+        {"pull_request": {"number": "1"}, "repository": {"full_name": "acme/widgets"}},
+    ],
+)
+def test_row_from_event_is_none_for_payloads_not_about_a_pr(payload):
+    assert row_from_event(payload, None) is None
+
+
+def test_row_from_event_tolerates_odd_fields():
+    row = row_from_event(_event(user=None, head="h", updated_at=5, created_at=7), None)
+    assert (row.author, row.head_sha, row.updated_at, row.created_at) == ("", "", "", None)

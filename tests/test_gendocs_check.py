@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 
 from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_files, replaced
 
@@ -138,7 +139,7 @@ def test_hooks_run_through_the_context_runner(make_repo, check_context):
     hook = HookRule(
         name="upper", command=[sys.executable, "gen.py"], outputs=["out.txt"], feeds=["in.txt"]
     )
-    check_context.runner = SandboxRunner(timeout=60)
+    check_context = replace(check_context, runner=SandboxRunner(timeout=60))
     section = run(snapshot, GeneratedDocsRules(hooks=[hook]), check_context)
     assert section.status == Status.FAIL
     [finding] = section.findings
@@ -171,7 +172,7 @@ class RecordingCache(MemoryCache):
 
 def test_results_for_a_commit_are_cached_and_reused(make_repo, check_context):
     snapshot = pr(make_repo, add_backend())
-    check_context.cache = RecordingCache()
+    check_context = replace(check_context, cache=RecordingCache())
     first = run(snapshot, RULES, check_context)
     [key] = check_context.cache.stored
     assert key.startswith(snapshot.head_sha) and check_context.cache.hits == []

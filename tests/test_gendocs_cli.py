@@ -112,7 +112,7 @@ def test_an_unexpected_failure_is_one_line_naming_the_doc(tmp_path, capsys, monk
     def broken_extractor(*args, **kwargs):
         raise KeyError("registry")
 
-    monkeypatch.setattr("bot.cli.docs.check_doc", broken_extractor)
+    monkeypatch.setattr("bot.gendocs.suite.check_doc", broken_extractor)
     root = copy_fixture(tmp_path / "tree")
     assert main(["docs", "--repo", str(root), "--check"]) == 2
     err = capsys.readouterr().err

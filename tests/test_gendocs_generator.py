@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from dataclasses import replace
 
 from gendocs_helpers import (
     DOC,
@@ -179,7 +180,7 @@ def test_an_untrusted_pr_gets_the_base_revisions_generator(make_repo, tmp_path, 
     doc = replaced(GENERATED_DOC, EDITED_ROW[0], "| `FLASH_ATTN` | any | any | ✅ |")
     doc = replaced(doc, "| `TRITON_ATTN` | fp16, bf16, fp32 | Any | ❌ |\n", "")
     changes = {GENERATOR: sneaky, DOC: doc}
-    check_context.runner = SandboxRunner()
+    check_context = replace(check_context, runner=SandboxRunner())
     untrusted = pr_snapshot(make_repo, files, changes, trusted=False)
     section = run(untrusted, generator_rules(), check_context)
     assert section.status == Status.FAIL
@@ -196,7 +197,7 @@ def test_an_untrusted_pr_gets_the_base_revisions_generator(make_repo, tmp_path, 
 def test_a_generator_the_pr_adds_is_not_run_for_an_untrusted_author(make_repo, check_context):
     files = generator_repo_files()
     base_files = {k: v for k, v in files.items() if k != GENERATOR}
-    check_context.runner = SandboxRunner()
+    check_context = replace(check_context, runner=SandboxRunner())
     snapshot = pr_snapshot(make_repo, base_files, {GENERATOR: files[GENERATOR]}, trusted=False)
     section = run(snapshot, generator_rules(), check_context)
     (finding,) = section.findings
@@ -229,7 +230,7 @@ def test_a_pr_to_a_marker_page_previews_the_generated_change(make_repo, check_co
     files = mkdocs_repo_files()
     flash = "vllm/v1/attention/backends/flash_attn.py"
     changes = {flash: replaced(files[flash], "return [64, 128]", "return [64, 128, 256]")}
-    check_context.runner = SandboxRunner()
+    check_context = replace(check_context, runner=SandboxRunner())
     section = run(
         pr_snapshot(make_repo, files, changes, trusted=False), generator_rules(), check_context
     )

@@ -52,7 +52,7 @@ def _with(event: dict, path: str, value: object) -> bytes:
 def _cases(event: dict) -> list[tuple[str, str, bytes, str]]:
     """(guid, event name, body, the start of the expected reason)."""
     return [
-        ("deep", "pull_request", _deep(1000), "JSON is nested deeper than 64 levels"),
+        ("deep", "pull_request", _deep(1000), "JSON is nested deeper than 200 levels"),
         (
             "huge-id",
             "pull_request",

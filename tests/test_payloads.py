@@ -15,12 +15,23 @@ from bot.payloads import (
 
 def test_depth_counts_brackets_outside_strings_only():
     check_shape(b'{"a": "[[[[[[[[" , "b": "\\\\\\"[[[["}')
-    check_shape(b"[" * 64 + b"]" * 64)
-    with pytest.raises(PayloadRejected, match="nested deeper than 64"):
-        check_shape(b"[" * 65 + b"]" * 65)
+    check_shape(b"[" * 200 + b"]" * 200)
+    with pytest.raises(PayloadRejected, match="nested deeper than 200"):
+        check_shape(b"[" * 201 + b"]" * 201)
     # Unbalanced and absurdly deep: refused before any parser sees it.
     with pytest.raises(PayloadRejected, match="nested deeper"):
         load_json(b"[" * 50_000)
+
+
+def test_the_fast_parser_holds_the_same_depth_bound():
+    # load_json's fast path relies on pydantic-core refusing what check_shape would.
+    nested = b'{"a":' * 199 + b"1" + b"}" * 199
+    assert load_json(nested)["a"]
+    for too_deep in (b'{"a":' * 201 + b"1" + b"}" * 201, b"[" * 201 + b"]" * 201):
+        with pytest.raises(PayloadRejected, match="nested deeper than 200"):
+            load_json(too_deep)
+    # What only the standard parser reads is still read: a lone surrogate escape.
+    assert load_json(b'{"title": "\\ud800"}') == {"title": "\ud800"}
 
 
 def test_container_count_is_bounded():

@@ -10,7 +10,7 @@ import pytest
 
 from bot.deliveries_repair import HookAttempt, choose_redeliveries, next_page_url, parse_attempts
 from bot.demo import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
-from bot.duplicates.reconcile import reconcile
+from bot.reconcile import reconcile
 from bot.repair import repair_deliveries, sweep_stale_heads
 from bot.report import MARKER
 from bot.webhooks import HANDLED_ACTIONS
@@ -121,7 +121,7 @@ def test_an_open_pr_reported_for_an_older_head_is_queued(stack):
     # A push whose delivery never came (older than GitHub keeps, or lost outright).
     new_head = gh.push(REPO, number, {"moving.py": "y = 2\n"})
     client = stack.service.app.installation(INSTALLATION_ID)
-    reconcile(stack.service.engine, client.gh, REPO)
+    reconcile(stack.service.engine, client, REPO)
     ctx = stack.service.worker().ctx
     queued = sweep_stale_heads(stack.service.engine, ctx.enqueue_pipeline)
     assert [(s.number, s.current_head) for s in queued] == [(number, new_head)]
@@ -234,8 +234,8 @@ def stored_count(stack):
 def test_a_stale_pr_without_a_stored_event_is_skipped(stack):
     import sqlalchemy as sa
 
-    from bot.duplicates.schema import open_prs
     from bot.store import state as store_state
+    from bot.store.schema import open_prs
 
     engine = stack.service.engine
     store_state.save_report(engine, "other/repo", 5, "old", "pass", {}, "")

@@ -2,7 +2,7 @@
 
 import json
 
-from test_requirements_check import LAYOUT, WHEELS, rule_text
+from requirements_helpers import LAYOUT, WHEELS, rule_text
 
 from bot.cli import main
 from bot.requirements.localwheels import write_index

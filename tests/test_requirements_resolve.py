@@ -198,3 +198,26 @@ def test_missing_uv_binary_is_skipped(tmp_path):
     (result,) = missing.resolve_all([ResolutionRequest("alpha\n", "", "3.12", None)])
     assert result.status == "skipped" and result.detail.startswith("cannot run uv")
     assert str(tmp_path) not in result.detail  # no server path in a public report
+
+
+def test_resolver_for_takes_runner_caches_and_limits_from_context_and_rules(tmp_path):
+    from bot.check_types import CheckContext
+    from bot.requirements.config import RequirementsRules
+    from bot.requirements.resolve import resolver_for
+
+    runner, cache = SandboxRunner(), MemoryCache()
+    rules = RequirementsRules(
+        uv_timeout_seconds=7, uv_http_timeout_seconds=3, max_parallel=2, uv_failure_cache_seconds=9
+    )
+    context = CheckContext(
+        work_dir=tmp_path, cache=cache, runner=runner, uv_cache_dir=tmp_path / "kept"
+    )
+    resolver = resolver_for(context, rules)
+    assert (resolver.runner, resolver.cache, resolver.work_dir) == (runner, cache, tmp_path)
+    assert (resolver.timeout, resolver.http_timeout, resolver.max_parallel) == (7, 3, 2)
+    assert resolver.failure_ttl == 9
+    assert resolver.environment()["UV_CACHE_DIR"] == str(tmp_path / "kept")
+    assert resolver.environment()["UV_HTTP_TIMEOUT"] == "3"
+    # Without a kept cache, uv's cache lives (and dies) with the run's work dir.
+    scratch = resolver_for(CheckContext(work_dir=tmp_path), rules)
+    assert scratch.environment()["UV_CACHE_DIR"] == str(tmp_path / "uv-cache")

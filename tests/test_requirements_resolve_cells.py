@@ -2,7 +2,7 @@ from pathlib import Path
 
 from bot.requirements.effective import marker_environment
 from bot.requirements.graph import RequirementTree
-from bot.requirements.resolve_cells import flatten, uv_cache_dir
+from bot.requirements.resolve_cells import flatten
 from bot.snapshot import DirTree
 
 
@@ -38,14 +38,6 @@ def test_flatten_keeps_matching_lines_index_options_and_constraints(tmp_path):
     assert flat.ignored == []
     ppc = flatten(found, marker_environment("ppc64le", "3.12"))
     assert 'torch==2.0; platform_machine == "ppc64le"' in ppc.requirements.splitlines()
-
-
-def test_uv_cache_dir_comes_from_context_extras():
-    class Context:
-        extras = {"uv_cache_dir": "/var/cache/prbot/uv"}
-
-    assert uv_cache_dir(Context()) == "/var/cache/prbot/uv"
-    assert uv_cache_dir(object()) is None
 
 
 def test_a_second_option_on_a_checked_line_does_not_ride_along(tmp_path):

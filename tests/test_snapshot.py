@@ -127,3 +127,14 @@ def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(make_rep
     messages = [p["message"] for f in docs.findings for p in f["problems"]]
     assert any(REGISTRY in m and limit in m for m in messages), messages
     assert docs.status != Status.PASS
+
+
+def test_only_a_commit_names_its_content_for_caching(git_repo, tmp_path):
+    from bot.snapshot import GitTree
+
+    sha = git_repo.commit({"a.txt": "a\n"})
+    tree = GitTree(git_repo.path, sha)
+    assert tree.cache_identity == sha  # a commit never changes
+    tree.close()
+    # A working directory can change under the reader: nothing may be cached by it.
+    assert DirTree(git_repo.path).cache_identity is None

@@ -7,42 +7,14 @@ section is skipped and says so.
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
+from bot.checks.base import Check, CheckContext, Section, Status
+from bot.duplicates.config import DuplicatesRules
 from bot.duplicates.features import features_from_snapshot, is_bot
 from bot.duplicates.scoring import (
-    DEFAULT_HOT_PATHS,
     LIKELY_DUPLICATE,
     Candidate,
-    ScoringConfig,
 )
 from bot.snapshot import Snapshot
-
-
-class DuplicatesRules(CheckRules):
-    # A candidate at or above this score, with evidence about the goal, is a likely duplicate.
-    likely_duplicate_score: float = Field(0.6, ge=0, le=1)
-    # Candidates below this score are not listed unless their edits overlap.
-    min_score: float = Field(0.3, ge=0, le=1)
-    # How many candidates to list at most, and how many before the rest is folded.
-    top: int = Field(10, ge=1, le=100)
-    show: int = Field(3, ge=1, le=100)
-    # Files most PRs touch (changelogs, lockfiles, __init__.py): shared, they count for little.
-    hot_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_HOT_PATHS))
-    # Paths left out of the comparison altogether (generated files).
-    ignore_paths: list[str] = Field(default_factory=list)
-    # Accounts whose PRs are never compared, beyond any "...[bot]" login.
-    bots: list[str] = Field(default_factory=list)
-
-    def scoring_config(self) -> ScoringConfig:
-        return ScoringConfig(
-            likely_duplicate=self.likely_duplicate_score,
-            min_score=self.min_score,
-            hot_paths=tuple(self.hot_paths),
-            ignore_paths=tuple(self.ignore_paths),
-            bots=tuple(self.bots),
-        )
 
 
 def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Section:

@@ -12,9 +12,7 @@ from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
 from bot.gendocs.config import GeneratedDocsRules
-from bot.gendocs.doc_check import check_doc
-from bot.gendocs.hooks import run_hook
-from bot.gendocs.render import TemplateError
+from bot.gendocs.suite import check_docs, run_hooks
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -87,49 +85,38 @@ def run(snapshot: Snapshot, rules: GeneratedDocsRules, context: CheckContext) ->
     findings: list[dict[str, Any]] = []
     absent: list[str] = []  # relevant docs that exist at neither revision
     changed = snapshot.changed_paths
-    for doc in rules.docs:
-        if not snapshot.touches([*doc.feeds, doc.path, *doc.generator]):
-            continue
-        try:
-            result = check_doc(
-                doc,
-                snapshot.head,
-                snapshot.base,
-                changed_paths=changed,
-                cache=context.cache,
-                runner=context.runner,
-                work_dir=context.work_dir,
-                trusted=snapshot.trusted,
-            )
-        except TemplateError as exc:
-            findings.append(_problem_finding(doc.path, str(exc)))
-            continue
-        except Exception as exc:  # noqa: BLE001 - one bad doc must not hide the others
-            log.exception("generated_docs: checking %s failed", doc.path)
-            findings.append(
-                _problem_finding(doc.path, f"check failed: {type(exc).__name__}: {exc}")
-            )
-            continue
-        if result is None:
-            if snapshot.base.read_text(doc.path) is not None:
-                findings.append(_problem_finding(doc.path, "the PR deletes this generated doc"))
-            else:
-                absent.append(doc.path)
-            continue
+    outcomes = check_docs(
+        rules,
+        snapshot.head,
+        snapshot.base,
+        wanted=lambda doc: bool(snapshot.touches([*doc.feeds, doc.path, *doc.generator])),
+        changed_paths=changed,
+        cache=context.cache,
+        runner=context.runner,
+        work_dir=context.work_dir,
+        trusted=snapshot.trusted,
+    )
+    for outcome in outcomes:
+        doc = outcome.rule
+        if outcome.problem is not None:
+            findings.append(_problem_finding(doc.path, outcome.problem))
+        elif outcome.result is not None:
+            findings.append(outcome.result.to_json())
+        elif snapshot.base.read_text(doc.path) is not None:
+            findings.append(_problem_finding(doc.path, "the PR deletes this generated doc"))
+        else:
+            absent.append(doc.path)
+    for result in run_hooks(
+        rules,
+        snapshot.head,
+        runner=context.runner,
+        work_dir=context.work_dir,
+        wanted=lambda hook: bool(snapshot.touches([*hook.feeds, *hook.outputs, *hook.tooling])),
+        base=snapshot.base,
+        changed_paths=changed,
+        trusted=snapshot.trusted,
+    ):
         findings.append(result.to_json())
-    for hook in rules.hooks:
-        if not snapshot.touches([*hook.feeds, *hook.outputs, *hook.tooling]):
-            continue
-        for result in run_hook(
-            hook,
-            snapshot.head,
-            runner=context.runner,
-            work_dir=context.work_dir,
-            base=snapshot.base,
-            changed_paths=changed,
-            trusted=snapshot.trusted,
-        ):
-            findings.append(result.to_json())
     if not findings and absent:
         names = ", ".join(absent)
         return Section("generated_docs", Status.SKIP, f"no generated doc to check: {names} absent")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
-from bot.requirements.analysis import Analysis, Row, StaleCompiled, analyse
+from bot.requirements.analysis import analyse
 from bot.requirements.config import RequirementsRules
 from bot.requirements.effective import SetDiff, change_source, change_texts
 from bot.requirements.matrix import build_targets
@@ -16,6 +16,7 @@ from bot.requirements.presentation import (
     unaffected_names,
     unreached_blocks,
 )
+from bot.requirements.rows import Analysis, Row, StaleCompiled
 from bot.requirements.unreached import Unreached
 from bot.snapshot import Snapshot
 

@@ -143,7 +143,7 @@ def resolve_revision(repo: Path, option: str, revision: str) -> None:
         raise CliError(f"{option}: no commit {revision!r} in {repo}") from None
 
 
-def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.checks.base.Cache or None
+def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.check_types.Cache or None
     """uv resolutions kept between runs, as the service keeps them in its database."""
     if no_cache:
         return None, None
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
             cache=cache if cache is not None else MemoryCache(),
             open_prs=open_prs,
             runner=SandboxRunner(),
-            extras={"uv_cache_dir": uv_cache_dir} if uv_cache_dir else {},
+            uv_cache_dir=uv_cache_dir,
         )
         try:
             report = runner.build_report(

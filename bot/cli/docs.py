@@ -13,9 +13,9 @@ from bot import rules, runner
 from bot.checks.generated_docs import summarize
 from bot.cli.common import CliError, progress
 from bot.gendocs.config import GeneratedDocsRules
-from bot.gendocs.doc_check import DocResult, check_doc
-from bot.gendocs.hooks import HookResult, run_hook
-from bot.gendocs.render import TemplateError
+from bot.gendocs.doc_check import DocResult
+from bot.gendocs.hooks import HookResult
+from bot.gendocs.suite import check_docs, run_hooks
 from bot.sandbox import SandboxRunner
 from bot.snapshot import DirTree
 
@@ -68,22 +68,22 @@ def collect(
     tree: DirTree, doc_rules: GeneratedDocsRules, *, hooks: bool, work_dir: Path
 ) -> tuple[list[DocResult], list[HookResult]]:
     """Check every configured doc that exists in the tree, and run every hook."""
-    docs: list[DocResult] = []
     runner = SandboxRunner() if hooks else None
-    for doc in doc_rules.docs:
-        try:
-            result = check_doc(doc, tree, runner=runner, work_dir=work_dir)
-        except TemplateError as exc:
-            raise CliError(f"{doc.path}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-            raise CliError(f"{doc.path}: cannot check: {type(exc).__name__}: {exc}") from None
-        if result is not None:
-            docs.append(result)
+    docs: list[DocResult] = []
+    for outcome in check_docs(doc_rules, tree, runner=runner, work_dir=work_dir):
+        if outcome.problem is not None:
+            raise CliError(f"{outcome.rule.path}: {outcome.problem}")
+        if outcome.result is not None:
+            docs.append(outcome.result)
     outputs: list[HookResult] = []
-    if runner is not None and doc_rules.hooks:
-        for hook in doc_rules.hooks:
-            progress(f"running hook {hook.name}: {' '.join(hook.command)}")
-            outputs.extend(run_hook(hook, tree, runner=runner, work_dir=work_dir))
+    if runner is not None:
+        outputs = run_hooks(
+            doc_rules,
+            tree,
+            runner=runner,
+            work_dir=work_dir,
+            announce=lambda hook: progress(f"running hook {hook.name}: {' '.join(hook.command)}"),
+        )
     return docs, outputs
 
 

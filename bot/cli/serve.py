@@ -122,9 +122,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from bot.supervisor import apply_memory_limit, die_with_supervisor
+    from bot.supervisor import (
+        apply_memory_limit,
+        die_with_supervisor,
+        lower_priority_if_supervised,
+    )
 
     die_with_supervisor()
+    lower_priority_if_supervised()
     service = _service(args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

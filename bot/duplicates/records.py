@@ -169,3 +169,83 @@ def record_from_dict(data: Any) -> PRRecord:
         commits=[c for c in commits if isinstance(c, str)] if isinstance(commits, list) else [],
         problems=problems,
     )
+
+
+OPEN, CLOSED = "open", "closed"
+
+
+@dataclass
+class PRRow:
+    """One PR as the open-PR index stores it (bot/store/open_prs.py writes it).
+
+    ``files`` None means the write says nothing about the diff: the stored code features are
+    kept when the head is unchanged.
+    """
+
+    repo: str
+    number: int
+    state: str
+    title: str
+    body: str
+    author: str
+    created_at: str | None
+    updated_at: str
+    head_sha: str
+    files: list[FileChange] | None
+    patches_known: bool
+
+
+def _clip(value: Any, limit: int) -> str:
+    return value[:limit].replace("\x00", "") if isinstance(value, str) else ""
+
+
+def _member(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    value = parent.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def file_changes(files: list[Any]) -> list[FileChange]:
+    """The index's view of a diff (``ChangedFile`` or ``FileChange`` items), bounded."""
+    return [
+        FileChange(
+            path=f.path,
+            additions=getattr(f, "additions", 0),
+            deletions=getattr(f, "deletions", 0),
+            patch=getattr(f, "patch", None),
+            binary=getattr(f, "binary", False),
+        )
+        for f in files[:MAX_FILES]
+    ]
+
+
+def row_from_event(payload: Any, files: list[Any] | None) -> PRRow | None:
+    """The index row one ``pull_request`` webhook payload says; None if it is not about a PR.
+
+    ``files`` is the diff the worker computed (``ChangedFile`` or ``FileChange`` items) for
+    opened/synchronize/reopened, or None for edited/closed: then only text and state change.
+    """
+    if not isinstance(payload, dict):
+        return None
+    pr = payload.get("pull_request")
+    repo = _member(payload, "repository").get("full_name")
+    if (
+        not isinstance(pr, dict)
+        or not isinstance(repo, str)
+        or not isinstance(pr.get("number"), int)
+    ):
+        return None
+    state = OPEN if pr.get("state", OPEN) == OPEN and payload.get("action") != "closed" else CLOSED
+    changes = file_changes(files) if files is not None else None
+    return PRRow(
+        repo=repo,
+        number=pr["number"],
+        state=state,
+        title=_clip(pr.get("title"), MAX_TITLE_CHARS),
+        body=_clip(pr.get("body"), MAX_BODY_CHARS),
+        author=_clip(_member(pr, "user").get("login"), 200),
+        created_at=pr.get("created_at") if isinstance(pr.get("created_at"), str) else None,
+        updated_at=_clip(pr.get("updated_at"), 40),
+        head_sha=_clip(_member(pr, "head").get("sha"), 64),
+        files=changes,
+        patches_known=changes is not None,
+    )

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.checks.base import Cache
+from bot.check_types import Cache, CommandRunner
 from bot.gendocs.config import DocRule
 from bot.gendocs.doc_diff import (
     block_table_texts,
@@ -224,7 +224,7 @@ def check_doc(
     *,
     changed_paths: list[str] | None = None,
     cache: Cache | None = None,
-    runner: Any = None,
+    runner: CommandRunner | None = None,
     work_dir: Path | None = None,
     trusted: bool = True,
 ) -> DocResult | None:
@@ -347,7 +347,7 @@ def _generated_preview(
     rule: DocRule,
     head_run: GeneratorRun,
     base: TreeReader,
-    runner: Any,
+    runner: CommandRunner | None,
     work_dir: Path | None,
     cache: Cache | None,
 ) -> list[dict[str, str]]:

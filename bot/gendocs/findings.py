@@ -10,14 +10,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.checks.base import Cache
+from bot.check_types import Cache
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
 from bot.gendocs.patch import unified_patch
 from bot.gendocs.render import render_tables
 from bot.gendocs.source import Problem, SourceTree, SplitsProblems
 from bot.gendocs.tables import CellDiff
-from bot.snapshot import GitTree, TreeReader
+from bot.snapshot import TreeReader
 
 
 @dataclass
@@ -68,10 +68,10 @@ def expected_tables(
     A git revision never changes, so with a ``cache`` its result is kept by commit.
     """
     key = None
-    if cache is not None and isinstance(tree, GitTree):
+    if cache is not None and tree.cache_identity is not None:
         skip = ",".join(sorted(rule.skip_backends))
         options = f"{rule.extractor}:{rule.template}:{skip}:{int(split_special)}"
-        key = f"{tree.sha}:{options}:v{CACHE_VERSION}"
+        key = f"{tree.cache_identity}:{options}:v{CACHE_VERSION}"
         cached = cache.get(CACHE_NAMESPACE, key)
         if cached is not None:
             return Expected.from_cache(cached)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bot.check_types import Cache, CommandRunner
 from bot.gendocs.config import DocGenerator, DocRule
 from bot.gitrepo import GitError
 from bot.limits import MAX_DOC_BYTES, InputRejected, check_size
@@ -90,12 +91,12 @@ def run_doc_generator(
     mode: str,
     head: TreeReader,
     *,
-    runner: Any,
+    runner: CommandRunner | None,
     work_dir: Path | None,
     base: TreeReader | None = None,
     trusted: bool = True,
     generator_changed: bool = False,
-    cache: Any = None,
+    cache: Cache | None = None,
 ) -> GeneratorRun | NotRun | None:
     """Run the doc's generator against ``head``; None when the rules name none for it.
 
@@ -135,11 +136,14 @@ def run_doc_generator(
     return run
 
 
-def _cache_key(rule: DocRule, generator: DocGenerator, source: Any, head: Any) -> str | None:
+def _cache_key(
+    rule: DocRule, generator: DocGenerator, source: TreeReader, head: TreeReader
+) -> str | None:
     # Only git revisions never change; a working tree is run every time.
-    if not (hasattr(source, "sha") and hasattr(head, "sha")):
+    if source.cache_identity is None or head.cache_identity is None:
         return None
-    return f"{source.sha}:{head.sha}:{rule.path}:{generator.model_dump_json()}:v1"
+    ids = f"{source.cache_identity}:{head.cache_identity}"
+    return f"{ids}:{rule.path}:{generator.model_dump_json()}:v1"
 
 
 def _run(
@@ -147,7 +151,7 @@ def _run(
     generator: DocGenerator,
     head: TreeReader,
     base: TreeReader | None,
-    runner: Any,
+    runner: CommandRunner | None,
     work_dir: Path,
 ) -> GeneratorRun:
     run = GeneratorRun(generator.script, generator.style, "head")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.check_types import CommandRunner
 from bot.gendocs.config import HookRule
 from bot.gendocs.patch import unified_patch
 from bot.gendocs.source import Problem, SplitsProblems
@@ -98,7 +99,7 @@ def run_hook(
     hook: HookRule,
     head: TreeReader,
     *,
-    runner: Any,
+    runner: CommandRunner | None,
     work_dir: Path,
     base: TreeReader | None = None,
     changed_paths: list[str] | None = None,

@@ -97,7 +97,6 @@ class HandlerContext:
             "pull": pull,
             "reason": reason,
             "comment_id": comment_id,
-            "raw_pull_event": payload if pull is not None else None,
         }
         return self.queue.enqueue(
             "pipeline", job, dedupe_key=f"pipeline:{repository['full_name']}#{number}"

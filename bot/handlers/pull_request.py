@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from bot.duplicates.store import apply_pull_request_event, needs_reconcile
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import Event, on_event
 from bot.pulls import parse_time, pull_summary
 from bot.store import state
+from bot.store.open_prs import apply_pull_request_event, needs_reconcile
 
 # Actions that may change what the checks say. ``closed`` and the label/review actions only
 # update the index and the head.

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from bot.duplicates.reconcile import reconcile
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import on_job
+from bot.reconcile import reconcile
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +25,6 @@ def reconcile_open_prs(ctx: HandlerContext, job: dict[str, Any]) -> None:
     client = ctx.client(job.get("installation_id"))
     if client is None:
         return
-    stats = reconcile(ctx.engine, client.gh, job["repo"])
+    stats = reconcile(ctx.engine, client, job["repo"])
     log.info("reconciled %s: %s", job["repo"], stats)
     ctx.enqueue_reconcile(job["repo"], job["installation_id"], RECONCILE_INTERVAL)

@@ -9,7 +9,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from bot.checks.base import Cache
+from bot.check_types import Cache
 from bot.integration.aliases import aliases_from_tables, name_tables
 from bot.integration.distributions import Declared, declared_as, declared_distributions
 from bot.integration.entries import file_entries

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.checks.base import CheckRules
+from bot.check_types import CheckRules
 
 
 def _compiles(value: str | None) -> str | None:

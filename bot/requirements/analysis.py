@@ -6,93 +6,31 @@ from __future__ import annotations
 
 import tarfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from bot.check_types import CheckContext
 from bot.gitrepo import GitError
 from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled
 from bot.requirements.config import RequirementsRules
 from bot.requirements.consistency import PinConflict, pin_conflicts
 from bot.requirements.effective import (
-    SetDiff,
     diff_sets,
     effective_set,
     marker_environment,
 )
 from bot.requirements.graph import Closure, RequirementTree, reverse_index
-from bot.requirements.matrix import Cell, Target, build_targets, cells
+from bot.requirements.matrix import Target, build_targets, cells
 from bot.requirements.moves import base_paths
-from bot.requirements.parser import Problem
 from bot.requirements.rerun import rerun_compiled
-from bot.requirements.resolve import Resolution, UvResolver, scrub_paths, uv_binary
-from bot.requirements.resolve_cells import resolve_rows, uv_cache_dir
-from bot.requirements.sources import Ignored, SourcePolicy
+from bot.requirements.resolve import resolver_for, scrub_paths, uv_binary
+from bot.requirements.resolve_cells import resolve_rows
+from bot.requirements.rows import Analysis, Row, StaleCompiled
+from bot.requirements.sources import SourcePolicy
 from bot.requirements.staleness import judge_in_trees
-from bot.requirements.unreached import Unreached, unreached_files
+from bot.requirements.unreached import unreached_files
 from bot.snapshot import Snapshot, path_matches
 
 _REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
-
-
-@dataclass
-class StaleCompiled:
-    """A compiled file the PR did not touch whose inputs changed so that it may differ now."""
-
-    path: str
-    changed_sources: list[str]
-    rerun: str = "not run"  # not run | same | differs | failed | skipped
-    rerun_detail: str = ""
-    compiled: CompiledFile | None = field(default=None, repr=False)
-    verdict: str = "stale"  # stale | may be stale (bot.requirements.staleness)
-    reasons: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "changed_sources": self.changed_sources,
-            "rerun": self.rerun,
-            "rerun_detail": self.rerun_detail,
-            "verdict": self.verdict,
-            "reasons": self.reasons,
-        }
-
-
-@dataclass
-class Row:
-    """One affected (platform, arch, python) cell."""
-
-    cell: Cell
-    why: list[str]
-    diff: SetDiff
-    problems: list[tuple[Problem, bool]] = field(default_factory=list)  # (problem, new)
-    conflicts: list[tuple[PinConflict, bool]] = field(default_factory=list)  # (conflict, new)
-    compiled: list[StaleCompiled] = field(default_factory=list)
-    resolution: Resolution | None = None
-    # True when the base already failed the same way: not this PR's doing.
-    failing_at_base: bool = False
-    notes: list[str] = field(default_factory=list)
-    # Index options and URL lines kept from uv (bot.requirements.sources), with file:line.
-    ignored: list[Ignored] = field(default_factory=list)
-    # Entry or constraint files read at base under another path: {head path: base path}.
-    moved_entries: dict[str, str] = field(default_factory=dict)
-    # Affected only because a watched file (setup.py) changed, not through its own files.
-    only_watched: bool = False
-
-    @property
-    def new_problems(self) -> list[Problem]:
-        return [p for p, new in self.problems if new]
-
-
-@dataclass
-class Analysis:
-    relevant: bool
-    reason: str = ""
-    rows: list[Row] = field(default_factory=list)
-    unaffected: list[str] = field(default_factory=list)
-    orphan_compiled: list[StaleCompiled] = field(default_factory=list)
-    unreached: list[Unreached] = field(default_factory=list)
-    unreached_more: int = 0  # changed files in no declared set beyond those listed
-    uv_runs: int = 0
 
 
 def _changed_names(snapshot: Snapshot) -> set[str]:
@@ -112,7 +50,7 @@ def _might_matter(changed: Iterable[str], rules: RequirementsRules) -> bool:
     )
 
 
-def analyse(snapshot: Snapshot, rules: RequirementsRules, context: Any) -> Analysis:
+def analyse(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext) -> Analysis:
     """Everything the requirements section says about one PR."""
     if not snapshot.trusted and "--no-build" not in rules.uv_options:
         # Resolving can run a source distribution's setup.py; for an untrusted author's
@@ -297,13 +235,13 @@ def _rerun(
     item: StaleCompiled,
     snapshot: Snapshot,
     rules: RequirementsRules,
-    context: Any,
+    context: CheckContext,
     policy: SourcePolicy,
 ) -> None:
     if item.compiled is None:
         return
     compiled = item.compiled
-    resolver = UvResolver(context.runner, None, context.work_dir, cache_dir=uv_cache_dir(context))
+    resolver = resolver_for(context, rules)
     try:
         item.rerun, item.rerun_detail = rerun_compiled(
             compiled,

@@ -15,8 +15,8 @@ import difflib
 import re
 import tarfile
 from pathlib import Path
-from typing import Any
 
+from bot.check_types import CommandRunner
 from bot.requirements.compiled import (
     FILE_OPTIONS,
     OUTPUT_OPTIONS,
@@ -27,6 +27,7 @@ from bot.requirements.graph import RequirementTree
 from bot.requirements.parser import OptionLine, include_target
 from bot.requirements.resolve import failure_cause, scrub_paths
 from bot.requirements.sources import SourcePolicy
+from bot.snapshot import TreeReader
 
 # Header options that only steer the resolution: passed on as they are.
 _PLAIN_VALUE_OPTIONS = {
@@ -182,8 +183,8 @@ def _body(text: str) -> list[str]:
 
 def rerun_compiled(
     compiled: CompiledFile,
-    head: Any,
-    runner: Any,
+    head: TreeReader,
+    runner: CommandRunner | None,
     uv: str,
     work_dir: Path,
     env: dict[str, str],

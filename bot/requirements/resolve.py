@@ -23,8 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from bot.check_types import Cache, CheckContext, CommandRunner
+    from bot.requirements.config import RequirementsRules
 
 log = logging.getLogger(__name__)
 
@@ -172,8 +176,8 @@ class UvResolver:
 
     def __init__(
         self,
-        runner: Any,
-        cache: Any,
+        runner: CommandRunner | None,
+        cache: Cache | None,
         work_dir: Path,
         *,
         timeout: float = 180.0,
@@ -299,3 +303,17 @@ class UvResolver:
         if _NETWORK_ERROR.search(result.stderr) and "No solution found" not in result.stderr:
             return Resolution("skipped", f"index unreachable: {network_cause(result.stderr)}")
         return Resolution("failed", cause)
+
+
+def resolver_for(context: CheckContext, rules: RequirementsRules) -> UvResolver:
+    """The one place a check's :class:`UvResolver` is built: runner, caches and limits."""
+    return UvResolver(
+        context.runner,
+        context.cache,
+        context.work_dir,
+        timeout=rules.uv_timeout_seconds,
+        http_timeout=rules.uv_http_timeout_seconds,
+        max_parallel=rules.max_parallel,
+        failure_ttl=rules.uv_failure_cache_seconds,
+        cache_dir=context.uv_cache_dir,
+    )

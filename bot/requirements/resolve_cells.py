@@ -7,28 +7,23 @@ against the same base shares it), so a failure the PR did not cause is told apar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from bot.check_types import CheckContext
 from bot.requirements.config import RequirementsRules
 from bot.requirements.effective import applies, marker_environment
 from bot.requirements.graph import Closure
 from bot.requirements.parser import URL_LIKE as _URL_LIKE
-from bot.requirements.resolve import Resolution, ResolutionRequest, UvResolver
+from bot.requirements.resolve import Resolution, ResolutionRequest, resolver_for
 from bot.requirements.sources import Ignored, SourcePolicy, option_text
 
 if TYPE_CHECKING:
-    from bot.requirements.analysis import Row
+    from bot.requirements.rows import Row
 
 # Option lines uv honours inside a requirements file; the rest are pip-only. --trusted-host
 # is passed on only to be refused with a reason (see bot.requirements.sources).
 _PASSED_OPTIONS = {"index-url", "extra-index-url", "find-links", "no-index", "trusted-host"}
 _PASSED_OPTIONS |= {"no-binary", "only-binary"}
-
-
-def uv_cache_dir(context: Any) -> Any:
-    """A persistent uv cache the server may hand in (``extras["uv_cache_dir"]``)."""
-    extras = getattr(context, "extras", None) or {}
-    return extras.get("uv_cache_dir")
 
 
 @dataclass
@@ -110,7 +105,7 @@ def resolve_rows(
     rows: list[Row],
     closures: dict[str, tuple[Closure, Closure]],
     rules: RequirementsRules,
-    context: Any,
+    context: CheckContext,
     policy: SourcePolicy | None = None,
 ) -> int:
     """Set ``row.resolution`` on every row; returns how many times uv ran."""
@@ -135,16 +130,7 @@ def resolve_rows(
             pending.append(row)
     if not pending:
         return 0
-    resolver = UvResolver(
-        context.runner,
-        context.cache,
-        context.work_dir,
-        timeout=rules.uv_timeout_seconds,
-        http_timeout=rules.uv_http_timeout_seconds,
-        max_parallel=rules.max_parallel,
-        failure_ttl=rules.uv_failure_cache_seconds,
-        cache_dir=uv_cache_dir(context),
-    )
+    resolver = resolver_for(context, rules)
     heads = [_request(row, closures[row.cell.target.name][1], rules, policy) for row in pending]
     for row, result in zip(pending, resolver.resolve_all(heads), strict=True):
         row.resolution = result

@@ -10,13 +10,14 @@ SQLAlchemy Core over SQLite (the default, one file) or PostgreSQL (for replicas)
     job = queue.lease("worker-1")         # then queue.complete(job) or queue.fail(job, error)
 
 Modules: ``db`` (engines, migrate, ping), ``schema`` (the tables), ``queue``, ``deliveries``,
-``state`` (installations, PR heads, idempotent effects, reports, the checks' cache).
+``state`` (installations, PR heads, idempotent effects, reports, the checks' cache),
+``open_prs`` (the open-PR index of the duplicates audit).
 
 Adding a migration
 ------------------
-1. Define or change the table in Core (``sa.Table(..., bot.store.schema.metadata)``); a new
-   table may live in your own package's ``schema`` module (``bot/<pkg>/schema.py``, like
-   ``bot/duplicates/schema.py``) as long as it uses that ``metadata`` object.
+1. Define or change the table in Core in ``bot/store/schema.py``, and put its queries in a
+   module of this package (like ``open_prs.py`` for the duplicates audit's index): logic
+   packages hold no SQL (tests/test_invariant_imports.py).
 2. Add ``bot/store/migrations/versions/<rev>_<what>.py`` with ``revision = "<rev>"`` (the next
    short number: "0002", "0003", ...) and ``down_revision`` = the current head. Copy
    ``0001_initial.py`` for the shape; spell the columns out with ``op`` calls rather than

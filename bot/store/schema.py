@@ -159,7 +159,7 @@ reports = sa.Table(
 )
 sa.Index("ix_reports_pr_created", reports.c.repo, reports.c.number, reports.c.created_at)
 
-# Key-value cache for checks (bot.checks.base.Cache). Keys can be long (a resolution's
+# Key-value cache for checks (bot.check_types.Cache). Keys can be long (a resolution's
 # inputs), so rows are found by a SHA-256 of the key; the key itself is kept and compared.
 cache_entries = sa.Table(
     "cache_entries",
@@ -169,4 +169,42 @@ cache_entries = sa.Table(
     sa.Column("key", sa.Text(), nullable=False),
     sa.Column("value", sa.Text(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+# The open-PR index of the duplicates audit (migration 0002). Each open PR keeps its raw
+# text and its features (JSON); readers rebuild the inverted indexes in memory from these
+# rows and then follow ``seq`` (bot/store/open_prs.py).
+# One row per PR ever seen open. Closing keeps the row (state "closed") so that processes
+# syncing by ``seq`` learn about the removal.
+open_prs = sa.Table(
+    "open_prs",
+    metadata,
+    sa.Column("repo", sa.String(300), primary_key=True),
+    sa.Column("number", sa.Integer(), primary_key=True, autoincrement=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("title", sa.Text(), nullable=False),
+    sa.Column("body", sa.Text(), nullable=False),
+    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("created_at", UTCDateTime(), nullable=True),
+    # GitHub's updated_at of the payload last applied: an older event never overwrites a newer.
+    sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Column("head_sha", sa.String(64), nullable=False),
+    # Whether the file list (and so the code features) is known, and whether it had patches.
+    sa.Column("files_known", sa.Boolean(), nullable=False),
+    sa.Column("patches_known", sa.Boolean(), nullable=False),
+    sa.Column("features", Json, nullable=False),
+    # The repository generation at the last write: readers fetch rows newer than they have.
+    sa.Column("seq", sa.BigInteger(), nullable=False),
+    sa.Index("ix_open_prs_repo_seq", "repo", "seq"),
+)
+
+# Per repository: a counter bumped by every write, and the listing's ETags.
+open_pr_repos = sa.Table(
+    "open_pr_repos",
+    metadata,
+    sa.Column("repo", sa.String(300), primary_key=True),
+    sa.Column("generation", sa.BigInteger(), nullable=False),
+    # {"<page>": {"etag": "...", "prs": [[number, head_sha, updated_at], ...]}}
+    sa.Column("listing", Json, nullable=False),
+    sa.Column("reconciled_at", UTCDateTime(), nullable=True),
 )

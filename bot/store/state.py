@@ -271,7 +271,7 @@ def latest_report(
 
 
 class StoreCache:
-    """``bot.checks.base.Cache`` in the database, shared by workers and replicas."""
+    """``bot.check_types.Cache`` in the database, shared by workers and replicas."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine

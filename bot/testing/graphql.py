@@ -7,17 +7,16 @@ answers every field the duplicates reconcile reads. Any other query gets a Graph
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
+from bot.testing.host import ServerState
 
 _REPOSITORY = re.compile(r'repository\(\s*owner:\s*"([^"]+)"\s*,\s*name:\s*"([^"]+)"\s*\)')
 _PULL = re.compile(r"(?:(\w+)\s*:\s*)?pullRequest\(\s*number:\s*(\d+)\s*\)")
 FILES_LIMIT = 100
 
 
-def answer_graphql(gh: FakeGitHub, query: str, *, installation_id: int | None) -> dict[str, Any]:
+def answer_graphql(gh: ServerState, query: str, *, installation_id: int | None) -> dict[str, Any]:
     repo_match = _REPOSITORY.search(query)
     pulls = _PULL.findall(query)
     if repo_match is None or not pulls:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.testing.host import RouteHost
 from bot.testing.payloads import REACTION_CONTENTS
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found, validation_failed
 from bot.testing.state import CheckRun, Comment, FakeRepo, Reaction, now_iso
-
-if TYPE_CHECKING:
-    from bot.testing.rest_api import RestApi
 
 CHECK_STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
 CHECK_CONCLUSIONS = (
@@ -24,7 +22,7 @@ CHECK_CONCLUSIONS = (
 )
 
 
-def register_issue_routes(api: RestApi, repo_pattern: str) -> None:
+def register_issue_routes(api: RouteHost, repo_pattern: str) -> None:
     handlers = IssueHandlers(api)
     add = api.router.add
     comments = rf"{repo_pattern}/issues/(?P<number>\d+)/comments"
@@ -44,7 +42,7 @@ def register_issue_routes(api: RestApi, repo_pattern: str) -> None:
 
 
 class IssueHandlers:
-    def __init__(self, api: RestApi) -> None:
+    def __init__(self, api: RouteHost) -> None:
         self.api = api
         self.gh = api.gh
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.testing.app_hooks import register_app_hook_routes
 from bot.testing.auth import mint_installation_token, rate_limit_status
 from bot.testing.graphql import answer_graphql
+from bot.testing.host import ServerState
 from bot.testing.issues_api import register_issue_routes
 from bot.testing.payloads import APP_PERMISSIONS
 from bot.testing.rest_core import (
@@ -18,9 +19,6 @@ from bot.testing.rest_core import (
     paginate,
 )
 from bot.testing.state import FakeRepo, PullRequest
-
-if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
 
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
@@ -39,7 +37,7 @@ _ROLE_RANK = ["none", "read", "triage", "write", "maintain", "admin"]
 class RestApi:
     """Route table plus handlers; every handler runs under the server's state lock."""
 
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: ServerState) -> None:
         self.gh = gh
         self.router = Router()
         add = self.router.add

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.concurrency import run_in_threadpool
@@ -23,14 +23,12 @@ from bot.testing.auth import (
     verify_app_jwt,
 )
 from bot.testing.git_http import cgi_environment, serve_git
+from bot.testing.host import ServerState
 from bot.testing.payloads import error_body
 from bot.testing.rest_api import RestApi
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, strong_etag
 from bot.testing.state import Token
 from bot.testing.traffic import Hold, Injection
-
-if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +39,7 @@ _JSON = "application/json; charset=utf-8"
 class ServerApp:
     """One ASGI callable; the REST handlers run in a thread under the server's state lock."""
 
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: ServerState) -> None:
         self.gh = gh
         self.api = RestApi(gh)
         self._loop: asyncio.AbstractEventLoop | None = None

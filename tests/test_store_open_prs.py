@@ -1,21 +1,21 @@
-"""The open-PR index in the database: events, incremental sync, reconcile against the local
-GitHub test server (ETag listing, batched GraphQL, call counts)."""
+"""The open-PR index in the database (bot/store/open_prs.py): events, late diffs, incremental
+sync. Reconcile against the test server is in tests/test_reconcile.py."""
 
 from __future__ import annotations
 
 from duplicates_helpers import PATCH, REGISTRY, REPO
 
 from bot.duplicates.features import build_features
-from bot.duplicates.records import FileChange
+from bot.duplicates.records import FileChange, PRRow
 from bot.duplicates.scoring import ScoringConfig
-from bot.duplicates.store import (
+from bot.snapshot import ChangedFile
+from bot.store.open_prs import (
     DatabaseIndex,
-    PRRow,
     apply_pull_request_event,
     open_pr_count,
+    record_diff,
     write_row,
 )
-from bot.snapshot import ChangedFile
 
 
 def _payload(number: int, action: str, *, title: str, updated: str, sha: str = "s", **pr) -> dict:
@@ -109,3 +109,21 @@ def test_a_late_path_only_write_never_replaces_a_diff(engine) -> None:
         assert write_row(connection, late) is False
     top = _query(engine, "x", [ChangedFile(REGISTRY, patch=PATCH)]).candidates[0]
     assert any("TOKENSPEED_MLA" in str(e) for e in top.evidence)
+
+
+def test_the_pipeline_records_only_the_diff_of_the_head_the_event_recorded(engine) -> None:
+    # The handler wrote the text and state at the event; the pipeline adds the diff, once.
+    files = [ChangedFile(REGISTRY, additions=1, patch=PATCH)]
+    apply_pull_request_event(
+        engine, _payload(1, "opened", title="Speed up MLA", updated="1", sha="h1"), None
+    )
+    assert record_diff(engine, REPO, 1, "h1", files) is True
+    top = _query(engine, "x", [ChangedFile(REGISTRY, patch=PATCH)]).candidates[0]
+    assert top.title == "Speed up MLA" and any("TOKENSPEED_MLA" in str(e) for e in top.evidence)
+    # A run for a head the index no longer holds (a newer push got there), or for a PR it
+    # never saw, writes nothing.
+    apply_pull_request_event(
+        engine, _payload(1, "synchronize", title="Speed up MLA", updated="2", sha="h2"), None
+    )
+    assert record_diff(engine, REPO, 1, "h1", files) is False
+    assert record_diff(engine, REPO, 99, "h1", files) is False

@@ -1,5 +1,5 @@
-"""The open-PR index in the database: updates from ``pull_request`` events, and the index the
-duplicates check queries (``DatabaseIndex``).
+"""The open-PR index in the database: updates from ``pull_request`` events and reconcile,
+and the index the duplicates check queries (``DatabaseIndex``).
 
 Events never re-read the world: each writes one row and bumps the repository's generation.
 A process keeps the inverted indexes in memory and, before each query, reads only the rows
@@ -9,42 +9,17 @@ written since its last look (one small query when nothing changed).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from bot.duplicates.features import PRFeatures, build_features
 from bot.duplicates.index import MemoryIndex, QueryResult
-from bot.duplicates.records import (
-    MAX_BODY_CHARS,
-    MAX_FILES,
-    MAX_TITLE_CHARS,
-    FileChange,
-    parse_time,
-)
-from bot.duplicates.schema import open_pr_repos, open_prs
+from bot.duplicates.reconcile import StoredPR
+from bot.duplicates.records import CLOSED, OPEN, PRRow, file_changes, parse_time, row_from_event
 from bot.duplicates.scoring import ScoringConfig
 from bot.store.dialect import upsert
-
-OPEN, CLOSED = "open", "closed"
-
-
-@dataclass
-class PRRow:
-    """What one write puts in ``open_prs``."""
-
-    repo: str
-    number: int
-    state: str
-    title: str
-    body: str
-    author: str
-    created_at: str | None
-    updated_at: str
-    head_sha: str
-    files: list[FileChange] | None
-    patches_known: bool
+from bot.store.schema import open_pr_repos, open_prs, utcnow
 
 
 def _bump_generation(connection: sa.Connection, repo: str) -> int:
@@ -151,10 +126,6 @@ def mark_closed(connection: sa.Connection, repo: str, numbers: list[int]) -> int
     return closed
 
 
-def _text(value: Any, limit: int) -> str:
-    return value[:limit].replace("\x00", "") if isinstance(value, str) else ""
-
-
 def apply_pull_request_event(
     engine: sa.Engine, payload: dict[str, Any], files: list[Any] | None
 ) -> None:
@@ -164,43 +135,35 @@ def apply_pull_request_event(
     opened/synchronize/reopened, or None for edited/closed: then only text and state change.
     Payloads that are not about a PR, or are older than what is stored, change nothing.
     """
-    pr = payload.get("pull_request")
-    repo = (payload.get("repository") or {}).get("full_name")
-    if (
-        not isinstance(pr, dict)
-        or not isinstance(repo, str)
-        or not isinstance(pr.get("number"), int)
-    ):
+    row = row_from_event(payload, files)
+    if row is None:
         return
-    action = payload.get("action")
-    state = OPEN if pr.get("state", OPEN) == OPEN and action != "closed" else CLOSED
-    changes = None
-    if files is not None:
-        changes = [
-            FileChange(
-                path=f.path,
-                additions=getattr(f, "additions", 0),
-                deletions=getattr(f, "deletions", 0),
-                patch=getattr(f, "patch", None),
-                binary=getattr(f, "binary", False),
-            )
-            for f in files[:MAX_FILES]
-        ]
-    row = PRRow(
-        repo=repo,
-        number=pr["number"],
-        state=state,
-        title=_text(pr.get("title"), MAX_TITLE_CHARS),
-        body=_text(pr.get("body"), MAX_BODY_CHARS),
-        author=((pr.get("user") or {}).get("login") or ""),
-        created_at=pr.get("created_at"),
-        updated_at=pr.get("updated_at") or "",
-        head_sha=((pr.get("head") or {}).get("sha") or ""),
-        files=changes,
-        patches_known=changes is not None,
-    )
     with engine.begin() as connection:
         write_row(connection, row)
+
+
+def record_diff(engine: sa.Engine, repo: str, number: int, head_sha: str, files: list[Any]) -> bool:
+    """The code features of ``head_sha``'s diff, as the pipeline computed it; the text and
+    state the PR's events recorded stay. False when the index holds another head or no row
+    (a newer push got there first: its own run records its diff)."""
+    with engine.begin() as connection:
+        existing = _existing(connection, repo, number)
+        if existing is None:
+            return False
+        row = PRRow(
+            repo=repo,
+            number=number,
+            state=existing.state,
+            title=existing.title,
+            body=existing.body,
+            author=existing.author,
+            created_at=None,
+            updated_at=existing.updated_at or "",
+            head_sha=head_sha,
+            files=file_changes(files),
+            patches_known=True,
+        )
+        return _late_diff(connection, existing, row)
 
 
 def open_pr_count(engine: sa.Engine, repo: str) -> int:
@@ -278,3 +241,45 @@ def needs_reconcile(engine: sa.Engine, repo: str) -> bool:
             sa.select(open_pr_repos.c.reconciled_at).where(open_pr_repos.c.repo == repo)
         ).first()
     return row is None or row.reconciled_at is None
+
+
+def reconcile_state(engine: sa.Engine, repo: str) -> tuple[dict[str, Any], dict[int, StoredPR]]:
+    """(the listing's kept per-page state, every PR the index holds for ``repo``)."""
+    with engine.connect() as connection:
+        listing = connection.execute(
+            sa.select(open_pr_repos.c.listing).where(open_pr_repos.c.repo == repo)
+        ).scalar()
+        stored = {
+            r.number: StoredPR(r.number, r.state, r.head_sha, r.updated_at, r.files_known)
+            for r in connection.execute(
+                sa.select(
+                    open_prs.c.number,
+                    open_prs.c.state,
+                    open_prs.c.head_sha,
+                    open_prs.c.updated_at,
+                    open_prs.c.files_known,
+                ).where(open_prs.c.repo == repo)
+            )
+        }
+    return listing or {}, stored
+
+
+def save_reconcile(
+    engine: sa.Engine, repo: str, rows: list[PRRow], gone: list[int], listing: dict[str, Any]
+) -> tuple[int, int]:
+    """Write what reconcile found, in one transaction; (rows written, PRs closed)."""
+    with engine.begin() as connection:
+        written = sum(write_row(connection, row) for row in rows)
+        closed = mark_closed(connection, repo, gone)
+        updated = connection.execute(
+            sa.update(open_pr_repos)
+            .where(open_pr_repos.c.repo == repo)
+            .values(listing=listing, reconciled_at=utcnow())
+        )
+        if not updated.rowcount:
+            connection.execute(
+                sa.insert(open_pr_repos).values(
+                    repo=repo, generation=0, listing=listing, reconciled_at=utcnow()
+                )
+            )
+    return written, closed

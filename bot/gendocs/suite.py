@@ -1,0 +1,100 @@
+"""Every generated doc and hook the rules name, checked once: the loop the check and
+``prbot docs`` share. Each caller decides what a doc that cannot be checked means to it (a
+finding in a report, one error line in the terminal)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.check_types import Cache, CommandRunner
+from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
+from bot.gendocs.doc_check import DocResult, check_doc
+from bot.gendocs.hooks import HookResult, run_hook
+from bot.gendocs.render import TemplateError
+from bot.snapshot import TreeReader
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DocOutcome:
+    """One doc's result (None: the doc is not in the head tree), or why it has none."""
+
+    rule: DocRule
+    result: DocResult | None = None
+    problem: str | None = None
+
+
+def check_docs(
+    rules: GeneratedDocsRules,
+    head: TreeReader,
+    base: TreeReader | None = None,
+    *,
+    wanted: Callable[[DocRule], bool] = lambda rule: True,
+    changed_paths: list[str] | None = None,
+    cache: Cache | None = None,
+    runner: CommandRunner | None = None,
+    work_dir: Path | None = None,
+    trusted: bool = True,
+) -> list[DocOutcome]:
+    """Check each doc ``wanted`` keeps; one that raises is an outcome, never a crash."""
+    outcomes = []
+    for rule in rules.docs:
+        if not wanted(rule):
+            continue
+        try:
+            result = check_doc(
+                rule,
+                head,
+                base,
+                changed_paths=changed_paths,
+                cache=cache,
+                runner=runner,
+                work_dir=work_dir,
+                trusted=trusted,
+            )
+        except TemplateError as exc:
+            outcomes.append(DocOutcome(rule, problem=str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad doc must not hide the others
+            log.exception("generated docs: checking %s failed", rule.path)
+            outcomes.append(DocOutcome(rule, problem=f"cannot check: {type(exc).__name__}: {exc}"))
+            continue
+        outcomes.append(DocOutcome(rule, result))
+    return outcomes
+
+
+def run_hooks(
+    rules: GeneratedDocsRules,
+    head: TreeReader,
+    *,
+    runner: CommandRunner | None,
+    work_dir: Path,
+    wanted: Callable[[HookRule], bool] = lambda hook: True,
+    base: TreeReader | None = None,
+    changed_paths: list[str] | None = None,
+    trusted: bool = True,
+    announce: Callable[[HookRule], None] | None = None,
+) -> list[HookResult]:
+    """Run each hook ``wanted`` keeps and compare its outputs with the committed files."""
+    results: list[HookResult] = []
+    for hook in rules.hooks:
+        if not wanted(hook):
+            continue
+        if announce is not None:
+            announce(hook)
+        results.extend(
+            run_hook(
+                hook,
+                head,
+                runner=runner,
+                work_dir=work_dir,
+                base=base,
+                changed_paths=changed_paths,
+                trusted=trusted,
+            )
+        )
+    return results

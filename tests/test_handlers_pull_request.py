@@ -1,0 +1,57 @@
+"""``pull_request`` handler: the head is recorded, the index kept, a run queued when needed."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.handlers.pull_request import on_pull_request
+from bot.handlers.registry import Event
+from bot.store import state
+from bot.store.open_prs import open_pr_count
+
+REPO = "acme/widgets"
+
+
+@pytest.fixture
+def pull_event(github_server):
+    github_server.add_installation(1, "acme")
+    github_server.create_repo(REPO, installation_id=1, files={"a.py": "x = 1\n"})
+    github_server.commit(REPO, "feature", {"a.py": "x = 2\n"}, "change a")
+    number = github_server.open_pull_request(
+        REPO, head_branch="feature", title="Change a", body="Why not", author="alice"
+    )["number"]
+
+    def make(action: str) -> Event:
+        payload = github_server.pull_request_event(REPO, number, action)
+        return Event("pull_request", action, payload, delivery_id=1)
+
+    return make
+
+
+def _jobs(ctx, kind):
+    return [job for job in ctx.queue.jobs(limit=100) if job.kind == kind]
+
+
+def test_opened_records_the_head_indexes_the_pr_and_queues_one_run(handler_context, pull_event):
+    event = pull_event("opened")
+    on_pull_request(handler_context, event)
+    on_pull_request(handler_context, event)  # a redelivery coalesces into the same run
+    pull = event.payload["pull_request"]
+    assert state.current_head(handler_context.engine, REPO, pull["number"]) == pull["head"]["sha"]
+    assert open_pr_count(handler_context.engine, REPO) == 1
+    [run] = _jobs(handler_context, "pipeline")
+    assert run.payload["pull"]["head_sha"] == pull["head"]["sha"]
+    assert run.payload["reason"] == "pull_request.opened"
+    assert run.payload["html_base"].startswith("http://127.0.0.1")
+    # The repository was never listed: its other open PRs are fetched once (installation 1).
+    assert [j.payload for j in _jobs(handler_context, "reconcile")] == [
+        {"repo": REPO, "installation_id": 1}
+    ]
+
+
+@pytest.mark.parametrize("action", ["closed", "labeled"])
+def test_actions_that_change_no_check_queue_no_run(handler_context, pull_event, action):
+    on_pull_request(handler_context, pull_event(action))
+    assert _jobs(handler_context, "pipeline") == []
+    if action == "closed":
+        assert open_pr_count(handler_context.engine, REPO) == 0
