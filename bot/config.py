@@ -213,13 +213,14 @@ class Settings:
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
 
-    def check_startup(self, *, github: bool) -> None:
+    def check_startup(self, *, github: bool, intake: bool = True) -> None:
         """What a long-running process needs before it starts anything: the key parses, the
-        sandbox account exists, the data directory is writable. ``github=False``: intake only."""
+        sandbox account exists, the data directory is writable. ``github=False``: no GitHub
+        calls (intake only); ``intake=False``: no webhooks (a worker)."""
         if github and (self.private_key_path is not None or not self.dry_run):
             self.require_app()
             load_private_key(self.private_key(), "PRBOT_PRIVATE_KEY_PATH")
-        elif not self.webhook_secrets:
+        elif intake and not self.webhook_secrets:
             raise ConfigError("missing settings: PRBOT_WEBHOOK_SECRET")
         if self.sandbox_user is not None:
             import pwd

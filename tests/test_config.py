@@ -168,3 +168,10 @@ def test_the_env_example_as_systemd_reads_it_starts_clean(tmp_path):
         "files keep it as part of the value: put comments on lines of their own"
     ]
     assert not (tmp_path / "prbot.sqlite").exists()
+
+
+def test_a_dry_run_worker_needs_no_app_settings(tmp_path):
+    settings = Settings(dry_run=True, data_dir=tmp_path)
+    settings.check_startup(github=True, intake=False)
+    with pytest.raises(ConfigError, match="PRBOT_WEBHOOK_SECRET"):
+        settings.check_startup(github=False, intake=True)
