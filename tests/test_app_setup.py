@@ -86,6 +86,7 @@ def test_setup_creates_the_app_and_writes_what_serve_reads(github_server, tmp_pa
     key, env_file = out / "app.pem", out / "prbot.env"
     for written in (key, env_file):
         assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
     values = read_env_file(env_file)
     assert values["PRBOT_APP_ID"] == str(github_server.app_id)
     assert values["PRBOT_WEBHOOK_SECRET"] == github_server.hook.secret

@@ -234,8 +234,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"no answer from GitHub within {args.timeout:g}s; run setup again")
     if flow.error is not None or flow.result is None:
         raise CliError(flow.error or "setup did not finish")
-    out.mkdir(parents=True, exist_ok=True)
-    os.chmod(out, 0o700)
+    if not out.exists():  # a directory the user named keeps its mode; a new one is private
+        out.mkdir(mode=0o700, parents=True)
     data = flow.result
     _write_private(key_path, data["pem"])
     lines = [
