@@ -246,5 +246,7 @@ async def _send_half(send: Send, response: ApiResponse) -> None:
     app returns with the answer incomplete, as a dropped connection looks to the client."""
     body = response.encoded() or b"{}"
     headers = [(b"content-type", _JSON.encode()), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    # A 204 or 304 carries no body to cut short; announce one, as a broken proxy might.
+    status = 200 if response.status in (204, 304) else response.status
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
