@@ -59,7 +59,18 @@ class PullInfo:
 
 
 class CountedRetry(GithubRetry):
-    """PyGithub's retry (rate limits honoured, backoff), each retry counted in /metrics."""
+    """PyGithub's retry (rate limits honoured, backoff), each retry counted in /metrics.
+
+    Reads are retried on 5xx and rate limits. A write is retried only on a rate limit that
+    says when to come back (403 or 429 with Retry-After): GitHub refused it without acting,
+    so sending it again cannot double it. Any other failure of a write may have come after
+    the effect, and is the job's to retry (its effect records find what the first try made).
+    """
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() not in READ_METHODS:
+            return bool(self.total) and has_retry_after and status_code in (403, 429)
+        return super().is_retry(method, status_code, has_retry_after)
 
     def increment(self, method=None, url=None, response=None, error=None, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN204
         retry = super().increment(method, url, response, error, *args, **kwargs)

@@ -67,11 +67,13 @@ def test_every_pr_ends_with_one_current_comment_under_20_percent_faults(tmp_path
         tries = Counter((c.method, c.path) for c in gh.calls if not c.path.endswith(".git"))
         worst = max(tries.values())
         assert worst <= MAX_TRIES_PER_CALL * stack.settings.max_attempts * 2, tries.most_common(3)
-        # PyGithub retried exactly the reads that got a status it retries (writes are the
-        # job's to retry), and /metrics counted each.
+        # PyGithub retried exactly the calls the policy says, and /metrics counted each.
         retryable = {"500", "502", "503", "403_secondary", "429"}
         expected = sum(
-            1 for kind, method, _ in chaos.calls if method == "GET" and kind in retryable
+            1
+            for kind, method, _ in chaos.calls
+            # reads on 5xx and rate limits; writes on rate limits (Retry-After) only
+            if (method == "GET" and kind in retryable) or kind in ("403_secondary", "429")
         )
         assert _retries() - retries_before == expected, chaos.calls
 
@@ -109,3 +111,15 @@ def test_a_read_is_retried_and_counted_a_write_is_left_to_the_job(github_server,
         client.create_comment(REPO, number, "hello")
     assert len(gh.comments(REPO, number)) == 1
     assert _retries() - before == 2
+    # A rate limit with Retry-After on a write: GitHub did nothing, so it is sent again.
+    for status in (429, 403):
+        gh.inject(
+            "POST",
+            r"/issues/\d+/comments$",
+            status=status,
+            message="You have exceeded a secondary rate limit.",
+            headers={"Retry-After": "1"},
+        )
+        client.create_comment(REPO, number, f"after {status}")
+    assert [c["body"] for c in gh.comments(REPO, number)][1:] == ["after 429", "after 403"]
+    assert _retries() - before == 4
