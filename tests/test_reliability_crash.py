@@ -21,3 +21,4 @@ def test_serve_killed_during_a_burst_loses_nothing_and_doubles_nothing(tmp_path)
     assert figures.comments_per_pr == {1: 3}, figures
     assert figures.stale_prs == 0, figures
     assert figures.doubled_check_runs == 0 and figures.doubled_reactions == 0, figures
+    assert figures.dead_jobs == 0, figures

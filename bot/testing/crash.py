@@ -59,6 +59,7 @@ class CrashFigures:
     doubled_reactions: int = 0
     doubled_check_runs: int = 0
     faults: dict = field(default_factory=dict)  # GitHub faults injected, by kind
+    dead_jobs: int = 0  # jobs that used up their attempts (`prbot queue retry` revives them)
     most_tries: int = 0  # the most requests any one (method, REST path) got
     burst_seconds: float = 0.0  # set-up and the burst, kills and restarts included
     seconds: float = 0.0
@@ -288,8 +289,12 @@ class CrashRun:
         engine = make_engine(self.database_url)
         with engine.connect() as connection:
             stored = {row[0] for row in connection.execute(sa.text("SELECT guid FROM deliveries"))}
+            dead = connection.execute(
+                sa.select(sa.func.count()).where(jobs.c.state == "dead")
+            ).scalar_one()
         engine.dispose()
         figures.stored = len(stored)
+        figures.dead_jobs = dead
         figures.lost = len(acknowledged - stored)
         figures.unrepaired = len({d.guid for d in originals} - stored)
         with gh.lock:
