@@ -148,12 +148,18 @@ class TextFormatter(logging.Formatter):
 
 
 def configure(level: str | int = "WARNING", fmt: str = "text", secrets: Iterable[str] = ()) -> None:
-    """Route every logger to stderr in ``fmt``, through the redactor."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(Redactor(secrets))
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    """Route every logger to stderr in ``fmt``, through the redactor. Like basicConfig, a
+    root logger that already has handlers (an embedding program, pytest) keeps them; they
+    get the redactor."""
     root = logging.getLogger()
-    for existing in list(root.handlers):
-        root.removeHandler(existing)
-    root.addHandler(handler)
     root.setLevel(level)
+    redactor = Redactor(secrets)
+    if root.handlers:
+        for existing in root.handlers:
+            if not any(isinstance(f, Redactor) for f in existing.filters):
+                existing.addFilter(redactor)
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(redactor)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    root.addHandler(handler)

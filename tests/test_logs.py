@@ -167,3 +167,20 @@ def test_a_real_serve_logs_json_with_fields_and_no_token(tmp_path, github_server
     pipeline = [r for r in records if r.get("job_kind") == "pipeline"]
     assert pipeline and {"job_id", "repo", "pr", "head"} <= set(pipeline[-1])
     assert any("delivery_id" in r and r.get("pr") == number for r in records)
+
+
+def test_configure_installs_one_handler_or_keeps_an_embedders():
+    from bot.logs import configure
+
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    try:
+        root.handlers[:] = []
+        configure("INFO", "json", secrets=["a-long-secret-value"])
+        (handler,) = root.handlers
+        assert isinstance(handler.formatter, JsonFormatter) and root.level == logging.INFO
+        configure("WARNING", "text")  # again: the handler is kept, no second redactor
+        assert root.handlers == [handler] and len(handler.filters) == 1
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
