@@ -8,13 +8,14 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import command
-from test_store_migrations import HEAD
+from alembic.script import ScriptDirectory
 
 from bot.store import deliveries, state
 from bot.store.db import alembic_config, current_revision, make_engine, migrate
 from bot.store.queue import Queue
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+HEAD = ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def _old_database(url: str) -> sa.Engine:

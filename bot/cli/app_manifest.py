@@ -11,6 +11,9 @@ import argparse
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
+
+from bot.cli.common import CliError
 
 # permission -> (level, why). Levels are GitHub's: read < write.
 PERMISSIONS: dict[str, tuple[str, str]] = {
@@ -51,6 +54,12 @@ ENDPOINT_PERMISSIONS: list[tuple[str, str, str | None, str]] = [
     ("GET", r"/[^/]+/[^/]+\.git/info/refs", "contents", "read"),
     ("POST", r"/[^/]+/[^/]+\.git/git-upload-pack", "contents", "read"),
 ]
+
+
+def check_webhook_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CliError(f"--webhook-url must be an http(s) URL, got {url!r}")
 
 
 def permission_for(method: str, path: str) -> tuple[str | None, str] | None:
@@ -107,8 +116,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.cli.setup import check_webhook_url
-
     check_webhook_url(args.webhook_url)
     if args.explain:
         print(explained())

@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from bot.cli.app_manifest import manifest
+from bot.cli.app_manifest import check_webhook_url, manifest
 from bot.cli.common import CliError, progress
 from bot.config import DEFAULT_API_URL, ConfigError, load_private_key
 
@@ -36,12 +36,6 @@ CODE = re.compile(r"[A-Za-z0-9_-]{1,100}")
 SECRET = re.compile(r"[!-\"$-+\--~]{16,200}")
 MAX_CONVERSION_BYTES = 256 * 1024
 ENV_FILE_MAX_BYTES = 64 * 1024
-
-
-def check_webhook_url(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CliError(f"--webhook-url must be an http(s) URL, got {url!r}")
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -15,17 +15,31 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
+from bot.testing.host import RouteHost
 from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found
 from bot.testing.state import IdSource, now_iso
 
 if TYPE_CHECKING:
-    from bot.testing.github_server import FakeGitHub
-    from bot.testing.rest_api import RestApi
+    from bot.testing.payloads import Shapes
+
+
+class AppHost(Protocol):
+    """What the App's hook needs of the test server (typed here, so that this module does
+    not import the one that imports it)."""
+
+    lock: threading.RLock
+    url: str
+    app_id: int
+    app_slug: str
+    private_key_pem: str
+    shapes: Shapes
+    hook: HookSender
+
 
 SEND_TIMEOUT = 10.0
 MANIFEST_CODE_CHARS = 20
@@ -68,7 +82,7 @@ class HookDelivery:
 class HookSender:
     """The App's webhook: where it points, its secret, and every delivery attempt."""
 
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: AppHost) -> None:
         self.gh = gh
         self.url: str | None = None
         self.secret: str | None = None
@@ -153,9 +167,9 @@ class HookSender:
         self._client.close()
 
 
-def register_app_hook_routes(api: RestApi) -> None:
+def register_app_hook_routes(api: RouteHost) -> None:
     add = api.router.add
-    gh = api.gh
+    gh: AppHost = api.gh  # type: ignore[assignment] - the server is both
     hook = gh.hook
 
     def list_deliveries(req: ApiRequest) -> ApiResponse:
