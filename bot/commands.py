@@ -23,12 +23,13 @@ from bot.markdown import code_span
 
 # Every way to type a command -> the command it runs. A repository's rules extend it with
 # aliases (``commands.recheck.aliases: ["ci run"]``); see bot.rules.CommandRules.spellings.
-DEFAULT_SPELLINGS: Mapping[str, str] = {"recheck": "recheck", "help": "help"}
+DEFAULT_SPELLINGS: Mapping[str, str] = {"recheck": "recheck", "fix": "fix", "help": "help"}
 KNOWN_COMMANDS = frozenset(DEFAULT_SPELLINGS.values())
 # "/prbot <command>" addresses prbot by name: an unknown word after it always gets an answer.
 BOT_PREFIX = "prbot"
 # Spellings that count only after "/prbot": a bare "/help" is Prow's help-wanted label.
-ADDRESSED_ONLY = frozenset({"help"})
+# A bare "/fix" is too common a word (and another bot's) to push commits on.
+ADDRESSED_ONLY = frozenset({"help", "fix"})
 # How close a typed word must be to a known spelling to count as a near-miss ("/rechek").
 NEAR_MISS_CUTOFF = 0.75
 
@@ -179,6 +180,9 @@ def _command(text: str, spellings: Mapping[str, str], by_length: list[str]) -> C
 # What each command does, for `/prbot help`.
 DESCRIPTIONS: Mapping[str, str] = {
     "recheck": "run the checks again on the PR's current head; a reason may follow",
+    "approve_gpu": "approve the GPU jobs of the PR's current head (a push needs a new approval)",
+    "fix": "push the report's fix (generated docs, compiled requirements) as one commit;"
+    " `docs` or `requirements` may follow",
     "help": "list the commands you may use here",
 }
 

@@ -133,6 +133,36 @@ def _rules_name(name: str, default: str) -> str:
 
 
 @dataclass(frozen=True)
+class CiSettings:
+    """The CI engines prbot dispatches GPU jobs to (README "GPU jobs"); empty: none."""
+
+    buildkite_organization: str | None = None
+    buildkite_pipeline: str | None = None
+    buildkite_token: str | None = field(default=None, repr=False)
+    buildkite_api_url: str = "https://api.buildkite.com"
+    # Tokens proving Buildkite's webhooks (X-Buildkite-Token or X-Buildkite-Signature).
+    buildkite_webhook_tokens: tuple[str, ...] = field(default=(), repr=False)
+    buildkite_webhook_max_age: float = 300.0
+    # GitHub Actions: the workflow dispatched on the PR's base branch (bot/ci/actions.py).
+    actions_workflow: str = "prbot-gpu.yml"
+
+    @classmethod
+    def from_env(cls) -> CiSettings:
+        hooks = os.environ.get("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "")
+        return cls(
+            buildkite_organization=os.environ.get("PRBOT_BUILDKITE_ORGANIZATION") or None,
+            buildkite_pipeline=os.environ.get("PRBOT_BUILDKITE_PIPELINE") or None,
+            buildkite_token=os.environ.get("PRBOT_BUILDKITE_TOKEN") or None,
+            buildkite_api_url=os.environ.get(
+                "PRBOT_BUILDKITE_API_URL", "https://api.buildkite.com"
+            ).rstrip("/"),
+            buildkite_webhook_tokens=tuple(t.strip() for t in hooks.split(",") if t.strip()),
+            buildkite_webhook_max_age=_positive("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", 300.0),
+            actions_workflow=os.environ.get("PRBOT_ACTIONS_WORKFLOW") or "prbot-gpu.yml",
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     webhook_secrets: tuple[str, ...] = ()
     app_id: str | None = None
@@ -165,6 +195,7 @@ class Settings:
     worker_processes: int = 1
     # Address-space limit of each worker process (RLIMIT_AS), MiB; 0 for none.
     worker_memory_mb: int = 4096
+    ci: CiSettings = field(default_factory=CiSettings)
 
     # Seconds between missed-delivery repair runs (bot/repair.py); 0 turns them off.
     repair_interval: float = 600.0
@@ -209,6 +240,7 @@ class Settings:
             "repair_interval": _float("PRBOT_REPAIR_INTERVAL", 600.0, minimum=0),
             "log_level": _choice("PRBOT_LOG_LEVEL", "WARNING", LOG_LEVELS, fold=str.upper),
             "log_format": _choice("PRBOT_LOG_FORMAT", "text", LOG_FORMATS, fold=str.lower),
+            "ci": CiSettings.from_env(),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -14,14 +15,17 @@ from typing import Any
 import httpx
 
 from bot.cli.replay import send
-from bot.config import Settings
+from bot.config import CiSettings, Settings
 from bot.service import Service, ThreadedServer
 from bot.store.queue import Queue
+from bot.testing.buildkite_server import FakeBuildkite
 from bot.testing.github_server import FakeGitHub
 
 WEBHOOK_SECRET = "demo-webhook-secret"
 INSTALLATION_ID = 1
 ORG = "acme"
+BUILDKITE_API_TOKEN = "demo-buildkite-api-token"
+BUILDKITE_WEBHOOK_TOKEN = "demo-buildkite-webhook-token"
 
 
 class LocalStack:
@@ -37,6 +41,7 @@ class LocalStack:
         with_worker: bool = True,
         database_url: str | None = None,
         github_timeout: float = 30.0,
+        buildkite: bool = False,
     ) -> None:
         self.root = Path(root)
         self.default_rules = default_rules
@@ -49,6 +54,12 @@ class LocalStack:
         self.server: ThreadedServer | None = None
         self.service: Service | None = None
         self.http = httpx.Client(timeout=30)
+        # A local Buildkite for the GPU jobs: prbot dispatches to it, it sends signed webhooks.
+        self.buildkite: FakeBuildkite | None = (
+            FakeBuildkite(token=BUILDKITE_API_TOKEN, webhook_token=BUILDKITE_WEBHOOK_TOKEN)
+            if buildkite
+            else None
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> LocalStack:
@@ -58,6 +69,16 @@ class LocalStack:
         key_path = self.root / "app.pem"
         key_path.write_text(self.github.private_key_pem)
         key_path.chmod(0o600)
+        ci = CiSettings()
+        if self.buildkite is not None:
+            self.buildkite.start()
+            ci = CiSettings(
+                buildkite_organization=self.buildkite.organization,
+                buildkite_pipeline=self.buildkite.pipeline,
+                buildkite_token=BUILDKITE_API_TOKEN,
+                buildkite_api_url=self.buildkite.url,
+                buildkite_webhook_tokens=(BUILDKITE_WEBHOOK_TOKEN,),
+            )
         self.settings = Settings(
             webhook_secrets=(WEBHOOK_SECRET,),
             app_id=str(self.github.app_id),
@@ -72,10 +93,13 @@ class LocalStack:
             github_timeout=self.github_timeout,
             github_request_interval=0,
             github_write_interval=0,
+            ci=ci,
         )
         self.service = Service.from_settings(self.settings)
         app = self.service.asgi_app(with_worker=self.with_worker)
         self.server = ThreadedServer(app).start()
+        if self.buildkite is not None:
+            self.buildkite.webhook_url = f"{self.server.url}/webhooks/buildkite"
         return self
 
     def stop(self) -> None:
@@ -83,6 +107,8 @@ class LocalStack:
             self.server.stop()
         if self.github is not None:
             self.github.stop()
+        if self.buildkite is not None:
+            self.buildkite.stop()
         self.http.close()
 
     def __enter__(self) -> LocalStack:
@@ -153,3 +179,57 @@ def wait_for(
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(interval)
+
+
+# --- GPU jobs: the local Buildkite's side of the demo ------------------------------------
+
+BENCHMARK_SPECS = ("16q1s1k", "64q1s4k", "128q1s8k", "256q1s16k")
+
+
+def benchmark_results(backend: str, mean_seconds: float, seed: int) -> bytes:
+    """One run's ``benchmark.py --output-json`` file (seeded run-to-run noise of about 1%)."""
+    rng = random.Random(seed)
+    rows = []
+    for index, spec in enumerate(BENCHMARK_SPECS):
+        mean = mean_seconds * (1 + index) * rng.lognormvariate(0, 0.01)
+        rows.append(
+            {
+                "config": {"backend": backend, "batch_spec": spec},
+                "mean_time": mean,
+                "std_time": mean * 0.01,
+                "min_time": mean * 0.98,
+                "max_time": mean * 1.02,
+                "throughput_tokens_per_sec": 1.0 / mean,
+                "error": None,
+            }
+        )
+    return json.dumps(rows).encode()
+
+
+def finish_gpu_jobs(stack: LocalStack, *, head_slowdown: float = 1.0, state: str = "passed") -> int:
+    """Finish every job of every build the local Buildkite holds, as its agents would: each
+    benchmark uploads one results file per run (``PRBOT_BENCHMARK_RUNS``), the head's
+    ``head_slowdown`` times the base's. Each finish sends its signed webhooks; returns how
+    many jobs finished."""
+    bk = stack.buildkite
+    if bk is None:
+        raise RuntimeError("the stack has no local Buildkite")
+    finished = 0
+    with bk.lock:
+        builds = list(bk.builds.values())
+    for build in builds:
+        env = build.body.get("env") or {}
+        base_side = str(build.body.get("message", "")).startswith("prbot: benchmark base")
+        for job in list(build.jobs):
+            if job.state != "scheduled":
+                continue
+            artifacts = {}
+            if "PRBOT_BENCHMARK_RUNS" in env:
+                backend = (env.get("PRBOT_BENCHMARK_BACKENDS") or "FLASH_ATTN").split(",")[0]
+                mean = 1.0e-3 * (1.0 if base_side else head_slowdown)
+                for run in range(int(env["PRBOT_BENCHMARK_RUNS"])):
+                    seed = run + (1000 if base_side else 0)
+                    artifacts[f"results-{run + 1}.json"] = benchmark_results(backend, mean, seed)
+            bk.finish_job(build.number, job.step_key, state, artifacts=artifacts)
+            finished += 1
+    return finished

@@ -17,6 +17,8 @@ MAX_PYTHON_SOURCE_BYTES = 4_000_000
 MAX_REQUIREMENTS_BYTES = 1_000_000
 MAX_DOC_BYTES = 4_000_000
 MAX_YAML_BYTES = 2_000_000
+# Dockerfiles and CI scripts an integration rule reads for install commands (vLLM 0.33: 60).
+MAX_INSTALL_SCRIPTS = 500
 
 # An AST walk visits at most this many nodes of one file (a 4 MB module has about 1.5M).
 MAX_AST_NODES = 2_000_000

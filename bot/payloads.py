@@ -104,6 +104,44 @@ class RepositoryRef(_Model):
     full_name: FullName
 
 
+class PullRef(_Model):
+    """A pull request as check_run/check_suite payloads list it (number, head and base)."""
+
+    number: PullNumber
+    head: Ref
+    base: Ref
+
+
+# GitHub lists every open PR whose head is the commit; a commit is rarely the head of more.
+MAX_CHECK_PULLS = 100
+
+
+class App(_Model):
+    id: GitHubId | None = None
+    slug: ShortText | None = None
+
+
+class CheckRun(_Model):
+    id: GitHubId
+    name: ShortText
+    head_sha: Sha
+    app: App | None = None
+    pull_requests: list[PullRef] = Field(default_factory=list, max_length=MAX_CHECK_PULLS)
+
+
+class CheckSuite(_Model):
+    id: GitHubId
+    head_sha: Sha
+    head_branch: ShortText | None = None
+    app: App | None = None
+    pull_requests: list[PullRef] = Field(default_factory=list, max_length=MAX_CHECK_PULLS)
+
+
+class RequestedAction(_Model):
+    # GitHub caps an action's identifier at 20 characters.
+    identifier: Annotated[str, Field(max_length=20)]
+
+
 class _Event(_Model):
     action: Annotated[str, Field(max_length=100)] | None = None
     installation: Installation | None = None
@@ -136,7 +174,21 @@ class InstallationRepositoriesEvent(_Event):
     sender_is_bot: StrictBool | None = None
 
 
+class CheckRunEvent(_Event):
+    repository: Repository
+    check_run: CheckRun
+    # Present on ``requested_action``: the button the user pressed.
+    requested_action: RequestedAction | None = None
+
+
+class CheckSuiteEvent(_Event):
+    repository: Repository
+    check_suite: CheckSuite
+
+
 EVENT_MODELS: dict[str, type[_Event]] = {
+    "check_run": CheckRunEvent,
+    "check_suite": CheckSuiteEvent,
     "pull_request": PullRequestEvent,
     "issue_comment": IssueCommentEvent,
     "installation": InstallationEvent,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.checks import CheckContext
+from bot.ci.flow import keep_report, queue_dispatch, report_context
 from bot.github_app import InstallationClient
 from bot.gitrepo import BlobReader
 from bot.handlers.context import HandlerContext
@@ -81,6 +82,9 @@ class Pipeline:
             report.to_json(),
             markdown,
         )
+        # The whole report is kept for the GPU jobs' results (bot/ci/flow.py).
+        context = report_context(job, pull, loaded.ruleset, mirror.path)
+        dispatch = keep_report(self.engine, report, context)
         if publisher is None or client is None:
             log.info(
                 "dry run: report for %s#%s@%s stored, not published",
@@ -88,8 +92,10 @@ class Pipeline:
                 number,
                 snapshot.head_sha[:12],
             )
+            queue_dispatch(self.ctx.queue, dispatch)
             return
         result = publisher.publish(repo, number, report, markdown)
+        queue_dispatch(self.ctx.queue, dispatch)
         log.info(
             "%s#%s@%s: %s",
             repo,

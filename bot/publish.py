@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from bot.annotations import annotations_for, batch_digest, batches
 from bot.checks import Status, all_checks
+from bot.fixes.plan import FIX_ACTION, has_fix
 from bot.github_app import InstallationClient
 from bot.locks import named_lock
 from bot.markdown import escape_text, truncate_markdown
@@ -57,9 +58,13 @@ def check_run_fields(report: Report, markdown: str) -> dict:
     title is counts only. Annotations go separately, 50 per update (:func:`annotation_batches`).
     Cuts keep folds and fences closed.
     """
+    # The "Apply fix" button, when the report holds a patch prbot can push (bot/fixes). An
+    # empty list takes a button off again (a re-run whose report has nothing to fix).
+    actions = [dict(FIX_ACTION)] if has_fix(report.to_json()) else []
     return {
         "status": "completed",
         "conclusion": CONCLUSIONS[report.status],
+        "actions": actions,
         "output": {
             "title": str(escape_text(f"prbot: {render_summary_line(report)}")),
             "summary": truncate_markdown(

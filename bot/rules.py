@@ -61,6 +61,17 @@ class CommandRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     recheck: CommandPolicy = Field(default_factory=CommandPolicy)
+    # A maintainer's approval of GPU jobs for the PR's current head SHA (bot/handlers/approve.py).
+    approve_gpu: CommandPolicy = Field(
+        default_factory=lambda: CommandPolicy(
+            allow=["write", "maintain", "admin"], aliases=["approve-gpu"]
+        )
+    )
+    # `/prbot fix [docs|requirements]` pushes to the PR's branch: write access by default
+    # (and prbot pushes only for write access, whatever this says; it posts the patch else).
+    fix: CommandPolicy = Field(
+        default_factory=lambda: CommandPolicy(allow=["write", "maintain", "admin"])
+    )
     # `/prbot help` lists the commands the commenter may use; reading it harms nobody.
     help: CommandPolicy = Field(default_factory=lambda: CommandPolicy(allow=["anyone"]))
 

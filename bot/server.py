@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import ClientDisconnect
 
+from bot.ci.buildkite_intake import receive as receive_buildkite
 from bot.config import Settings
 from bot.intake_body import (
     BodySpool,
@@ -248,6 +249,11 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             )
         extra = {"message": stored.message} if stored.message else {}
         return _answer(stored.status, event, stored.outcome, verified=True, **extra)
+
+    @app.post("/webhooks/buildkite")
+    async def buildkite_webhook(request: Request) -> Response:
+        # Results of the GPU jobs prbot dispatched (bot/ci/buildkite_intake.py).
+        return await receive_buildkite(request, settings.ci, engine)
 
     @app.get("/healthz")
     async def healthz() -> PlainTextResponse:

@@ -20,9 +20,14 @@ MAX_ACTION_CHARS = 100
 # Events and actions prbot acts on; everything else is acknowledged and dropped unstored.
 HANDLED_ACTIONS: dict[str, frozenset[str] | None] = {
     "pull_request": frozenset(
-        {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed"}
+        {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed", "labeled"}
     ),
     "issue_comment": frozenset({"created"}),
+    # Results of GPU jobs dispatched to GitHub Actions (bot/handlers/workflow_run.py).
+    "workflow_run": frozenset({"completed", "in_progress"}),
+    # GitHub's Re-run buttons, and the "Apply fix" button prbot puts on its check run.
+    "check_run": frozenset({"rerequested", "requested_action"}),
+    "check_suite": frozenset({"rerequested"}),
     "installation": None,  # every action
     "installation_repositories": None,
 }

@@ -185,3 +185,13 @@ def app_context(engine, github_server, tmp_path: Path):
         data_dir=tmp_path / "data",
     )
     return HandlerContext(settings, engine, Queue(engine, max_attempts=2), GitHubApp(settings))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001, ARG001
+    """One line, not a skip list, for the PostgreSQL variants that had no database to run on."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    unconfigured = sum(1 for r in skipped if "PRBOT_TEST_DATABASE_URL" in str(r.longrepr))
+    if unconfigured:
+        terminalreporter.write_line(
+            f"{unconfigured} PostgreSQL variants skipped: set PRBOT_TEST_DATABASE_URL to run them"
+        )

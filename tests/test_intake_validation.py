@@ -131,8 +131,9 @@ def test_the_queue_command_lists_rejected_deliveries(
 
 def test_unhandled_actions_are_not_validated_or_stored(engine, tmp_path):
     with intake(engine, tmp_path) as url:
-        body = json.dumps({"action": "labeled", "repository": None}).encode()
-        response = _post(url, "pull_request", body, "labeled")
+        # (labeled is handled: a label may approve GPU jobs; unlabeled is not)
+        body = json.dumps({"action": "unlabeled", "repository": None}).encode()
+        response = _post(url, "pull_request", body, "unlabeled")
         assert response.status_code == 200 and response.json()["status"] == "ignored"
     assert deliveries.count_deliveries(engine) == 0
 

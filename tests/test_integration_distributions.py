@@ -19,7 +19,7 @@ quack-kernels>=0.3.3
 flashinfer-python==0.6.8 \\
     --hash=sha256:0123
 """
-KV_TXT = "lmcache >= 0.3.9\nmooncake-transfer-engine >= 0.3.8\n"
+KV_TXT = "lmcache >= 0.3.9\nmooncake-transfer-engine >= 0.3.8\napache-tvm-ffi==0.1.11\n"
 PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=77", "torch == 2.9.0"]
@@ -56,6 +56,7 @@ def test_every_kind_of_declaration_is_read():
     assert declared.names["torch"] == "pyproject.toml"
     assert {"regex", "tensorizer", "soundfile", "mistral-common", "b12x"} <= set(declared.names)
     assert "cuda" not in declared.names and "get-requirements" not in declared.names
+    assert "audio" not in declared.names  # the name of an extra is not a distribution
     assert declared.problems == []
 
 
@@ -68,6 +69,8 @@ def test_import_names_resolve_through_mapping_conventions_and_prefixes():
     assert declared_as("flashinfer", [], declared) == "flashinfer-python"
     assert declared_as("mistral_common", [], declared) == "mistral-common"
     assert declared_as("tokenspeed_mla", [], declared) is None
+    assert declared_as("tvm_ffi", [], declared) == "apache-tvm-ffi"  # a vendor's prefix
+    assert declared_as("ffi_tvm", [], declared) is None
 
 
 def test_installed_metadata_is_a_source():
@@ -92,3 +95,14 @@ def test_odd_pyproject_shapes_declare_what_they_can():
     )
     declared = declared_distributions([("pyproject.toml", odd), ("x/pyproject.toml", "project=1")])
     assert set(declared.names) == {"ok-dist"}
+
+
+def test_an_extra_is_not_a_default_install_unless_a_requirement_file_also_declares_it():
+    declared = declared_distributions(
+        [("setup.py", SETUP), ("requirements/audio.txt", "soundfile\n")]
+    )
+    assert "b12x" in declared.names and not declared.by_default("b12x")
+    assert declared.by_default("soundfile")  # an extra, and a requirement file too
+    pyproject = declared_distributions([("pyproject.toml", PYPROJECT)])
+    assert pyproject.by_default("regex") and not pyproject.by_default("tensorizer")
+    assert not pyproject.by_default("never-declared")

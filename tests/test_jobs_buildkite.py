@@ -69,7 +69,7 @@ def test_job_states_and_artifacts_are_read_back(buildkite: FakeBuildkite) -> Non
     assert states["v1-attention-b200"].state == "passed"
     bench = states["attention-benchmarks-smoke-test-b200"]
     assert bench.state == "failed"
-    (artifact,) = bench.artifacts
+    (artifact,) = client.artifacts(ref, bench)
     assert artifact.filename == "results.json"
     assert client.download(artifact, limit=1_000_000) == results
     with pytest.raises(EngineError, match="over 10"):

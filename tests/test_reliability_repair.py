@@ -148,7 +148,7 @@ def test_choice_of_redeliveries():
         _attempt(8, "ok-later", 0),  # failed, then succeeded: nothing to do
         _attempt(7, "stored", 503),  # GitHub saw a failure but prbot has it
         _attempt(6, "lost", 0),
-        _attempt(5, "closed-action", 0, action="labeled"),  # prbot drops it unstored
+        _attempt(5, "closed-action", 0, action="assigned"),  # prbot drops it unstored
         _attempt(4, "too-old", 0, age=80),
         _attempt(3, "lost-earlier", 500),
     ]

@@ -7,7 +7,7 @@ from bot.requirements.compiled import (
 )
 from bot.requirements.graph import RequirementTree
 from bot.requirements.localwheels import write_index
-from bot.requirements.rerun import rerun_compiled
+from bot.requirements.rerun import rerun_compiled, rerun_compiled_file
 from bot.requirements.resolve import UvResolver, uv_binary
 from bot.sandbox import SandboxRunner
 from bot.snapshot import DirTree
@@ -98,6 +98,14 @@ def test_rerun_shows_the_difference_and_same_when_fresh(tmp_path):
     )
     assert outcome == "differs"
     assert "-alpha==1.0" in diff and "+alpha==2.0" in diff
+    # The fix is the whole file as the command writes it, under the committed header.
+    rerun = rerun_compiled_file(
+        compiled, tree, runner, uv_binary(), work / "3", env, extra_options=options, timeout=60
+    )
+    assert rerun.outcome == "differs" and rerun.fixed_text.startswith(header)
+    fixed_body = rerun.fixed_text[len(header) :]
+    assert fixed_body.startswith("alpha==2.0\n") and "gamma==1.0" in fixed_body
+    assert str(tmp_path) not in rerun.fixed_text
 
 
 def test_rerun_refuses_paths_outside_the_repository(tmp_path):

@@ -41,13 +41,44 @@ def seeded(url: str) -> tuple[sa.Engine, Queue, dict[str, int]]:
     return engine, queue, ids
 
 
-def test_stats_on_a_new_database_migrates_it_first(capsys, sqlite_url: str) -> None:
+def test_a_missing_database_is_an_error_and_is_not_created(
+    capsys, tmp_path: Path, sqlite_url: str
+) -> None:
+    for action in ("list", "stats", "rejected"):
+        code, out, err = run(capsys, sqlite_url, action)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"prbot: error: no prbot database at {tmp_path / 'cli.sqlite'} ")
+        assert "--database-url" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "cli.sqlite").exists()
+
+
+def test_a_database_without_prbot_schema_is_an_error_and_stays_empty(
+    capsys, tmp_path: Path
+) -> None:
+    path = tmp_path / "other.sqlite"
+    engine = make_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE notes (x INTEGER)")
+    code, _, err = run(capsys, f"sqlite:///{path}", "list")
+    assert code == 2 and "holds no prbot database" in err
+    assert sa.inspect(engine).get_table_names() == ["notes"]
+    engine.dispose()
+
+
+def test_stats_on_an_empty_migrated_database(capsys, sqlite_url: str) -> None:
+    migrated(sqlite_url)
     code, out, _ = run(capsys, sqlite_url, "stats")
     assert code == 0
     assert out.splitlines() == [
         "KIND   QUEUED  LEASED  DONE  DEAD",
         "total  0       0       0     0",
     ]
+
+
+def migrated(url: str) -> None:
+    engine = make_engine(url)
+    migrate(engine)
+    engine.dispose()
 
 
 def test_stats_counts_per_kind(capsys, database_url: str) -> None:
@@ -88,6 +119,7 @@ def test_list_all_and_by_state(capsys, database_url: str) -> None:
 
 
 def test_list_empty(capsys, sqlite_url: str) -> None:
+    migrated(sqlite_url)
     assert run(capsys, sqlite_url, "list", "--state", "dead")[1] == "no dead jobs\n"
     assert run(capsys, sqlite_url, "list")[1] == "no jobs\n"
 
@@ -140,6 +172,10 @@ def test_database_from_the_environment(
 ) -> None:
     monkeypatch.delenv("PRBOT_DATABASE_URL", raising=False)
     monkeypatch.setenv("PRBOT_DATA_DIR", str(tmp_path / "data"))
+    assert main(["queue", "stats"]) == 2
+    assert "no prbot database at" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()  # not even the directory
+    (tmp_path / "data").mkdir()
+    migrated(f"sqlite:///{tmp_path / 'data' / 'prbot.sqlite'}")
     assert main(["queue", "stats"]) == 0
-    assert (tmp_path / "data" / "prbot.sqlite").is_file()
     capsys.readouterr()

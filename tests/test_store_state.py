@@ -18,6 +18,7 @@ from bot.store.state import (
     get_installation,
     latest_report,
     observe_head,
+    pulls_at_head,
     record_installation,
     save_report,
 )
@@ -51,6 +52,17 @@ def test_newer_head_wins(engine: sa.Engine) -> None:
     assert observe_head(engine, "org/repo", 2, "ccc", T0) is True
     assert observe_head(engine, "org/other", 1, "ddd", T0) is True
     assert current_head(engine, "org/repo", 1) == "bbb"
+
+
+def test_pulls_at_a_head_are_found_by_their_newest_head(engine: sa.Engine) -> None:
+    observe_head(engine, "org/repo", 3, "aaa", T0)
+    observe_head(engine, "org/repo", 1, "aaa", T0)
+    observe_head(engine, "org/repo", 2, "aaa", T0)
+    observe_head(engine, "org/repo", 2, "bbb", T0 + timedelta(minutes=1))  # moved on
+    observe_head(engine, "org/other", 4, "aaa", T0)
+    assert pulls_at_head(engine, "org/repo", "aaa") == [1, 3]
+    assert pulls_at_head(engine, "org/repo", "aaa", limit=1) == [1]
+    assert pulls_at_head(engine, "org/repo", "ccc") == []
 
 
 def test_head_times_compare_across_timezones(engine: sa.Engine) -> None:

@@ -70,7 +70,12 @@ def test_form_encoded_payload_is_accepted():
 
 
 def test_unhandled_events_and_actions():
-    for event, action in [("push", None), ("pull_request", "labeled"), ("issue_comment", "edited")]:
+    # (pull_request.labeled is handled: a label may approve GPU jobs, bot/handlers/approve.py)
+    for event, action in [
+        ("push", None),
+        ("pull_request", "unlabeled"),
+        ("issue_comment", "edited"),
+    ]:
         body = json.dumps({"action": action} if action else {}).encode()
         assert not parse_delivery(_headers(body, event=event), body, (SECRET,)).handled
 

@@ -34,9 +34,42 @@ def run(snapshot: Snapshot, rules: IntegrationRules, context: CheckContext) -> S
     data = {
         "problems": outcome.problems,
         "wired_elsewhere": outcome.wired_elsewhere,
+        "by_name": by_name(outcome.findings),
+        "installed_by": outcome.installed_by,
     }
     status = Status.WARN if outcome.missing else Status.PASS
     return Section("integration", status, summarize(outcome), outcome.findings, data)
+
+
+def by_name(findings: list[dict]) -> list[dict]:
+    """The table's rows: one per new name (in findings order, strongest first), with where
+    it was introduced once and every place it is still missing from."""
+    rows: dict[str, dict] = {}
+    for finding in findings:
+        if finding.get("optional"):
+            continue  # listed on their own line, not as gaps
+        row = rows.setdefault(
+            finding["symbol"],
+            {
+                "symbol": finding["symbol"],
+                "aliases": [],
+                "introduced_at": finding["introduced_at"],
+                "path": finding["path"],
+                "line": finding["line"],
+                "places": [],
+            },
+        )
+        for alias in finding.get("aliases") or []:
+            if alias not in row["aliases"]:
+                row["aliases"].append(alias)
+        row["places"].append(
+            {
+                "where": finding["where"],
+                "distribution": finding.get("distribution"),
+                "missing_in": finding.get("missing_in") or [],
+            }
+        )
+    return list(rows.values())
 
 
 def summarize(outcome: Outcome) -> str:
@@ -57,10 +90,15 @@ def summarize(outcome: Outcome) -> str:
         parts.append(f"{' and '.join(c for c in counted if c)} checked: all wired in")
     else:
         parts.append("nothing new to wire in")
-    optional = list(dict.fromkeys(f["symbol"] for f in outcome.findings if f.get("optional")))
+    notes = [f for f in outcome.findings if f.get("optional")]
+    opt_in = list(dict.fromkeys(f["symbol"] for f in notes if f.get("opt_in")))
+    if opt_in:
+        names = join_limited(opt_in, SUMMARY_SYMBOLS)
+        parts.append(f"opt-in, left out of automatic selection: {names}")
+    optional = list(dict.fromkeys(f["symbol"] for f in notes if not f.get("opt_in")))
     if optional:
         names = join_limited(optional, SUMMARY_SYMBOLS)
-        parts.append(f"optional (guarded) imports not declared: {names}")
+        parts.append(f"optional imports not declared: {names}")
     if outcome.problems:
         parts.append(f"{len(outcome.problems)} input problem(s) (not read in full)")
     return "; ".join(parts)

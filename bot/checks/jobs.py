@@ -79,6 +79,9 @@ class RuleJobRules(_Strict):
     skip_if_only_changed: list[str] = Field(default_factory=list)
     config: str | None = None
     per_backend: bool = False
+    # The pipeline step that runs it (a benchmark step reads PRBOT_BENCHMARK_* from its env
+    # and uploads one results JSON per run); without one the job is shown, never dispatched.
+    step_key: str | None = None
 
 
 class BenchmarkRules(_Strict):
@@ -93,6 +96,12 @@ class JobsRules(CheckRules):
     registry: RegistryRules = Field(default_factory=RegistryRules)
     jobs: list[RuleJobRules] = Field(default_factory=list)
     benchmark: BenchmarkRules = Field(default_factory=BenchmarkRules)
+    # Labels that approve the PR's current head for GPU jobs when someone with write access
+    # adds them (like the approval command; a push needs the label added again).
+    approval_labels: list[str] = Field(default_factory=list)
+    # Teams ("org/slug") whose members' PRs dispatch GPU jobs without approval, like authors
+    # with write access.
+    trusted_teams: list[str] = Field(default_factory=list)
 
 
 def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:
@@ -229,6 +238,7 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
             tuple(job.skip_if_only_changed),
             job.config,
             job.per_backend,
+            job.step_key,
         )
         selected += select_rule_jobs(paths, [rule_job], touched_backends=runnable)
     if not selected:

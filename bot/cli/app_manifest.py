@@ -23,11 +23,23 @@ PERMISSIONS: dict[str, tuple[str, str]] = {
     "issues": ("write", "the sticky report comment, command replies and the 👀 reaction"),
     "checks": ("write", "the prbot check run per head, with its annotations"),
 }
+# Used by features the basic flow of the manifest test does not drive; each names its user.
+PERMISSIONS.update(
+    {
+        "contents": ("write", "the 'Apply fix' button pushes the fix commit (bot/fixes/push.py)"),
+        "actions": ("write", "GPU jobs dispatched as workflow runs, and their runs read (bot/ci)"),
+        "members": ("read", "trust by team membership (bot/ci/flow.py)"),
+    }
+)
+USED_ELSEWHERE = {"contents": "write", "actions": "write", "members": "read"}
 
 # event -> why. installation and installation_repositories reach every App unasked.
 EVENTS: dict[str, str] = {
     "pull_request": "a report per head: opened, synchronize, reopened, edited, closed",
     "issue_comment": "commands such as /recheck and /prbot help",
+    "workflow_run": "results of GPU jobs dispatched to GitHub Actions",
+    "check_run": "GitHub's Re-run button and the 'Apply fix' button on prbot's check run",
+    "check_suite": "GitHub's Re-run all button",
 }
 
 # What each REST call prbot makes needs, from GitHub's "permissions required for GitHub

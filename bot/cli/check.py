@@ -3,50 +3,44 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import tempfile
 from pathlib import Path
 
 from bot import rules, runner
-from bot.checks import CheckContext
-from bot.checks.base import STATUS_SEVERITY, MemoryCache, Status
-from bot.cli.common import CliError, progress, step
+from bot.cli.check_pr import check_pull_request
+from bot.cli.check_report import FAILING, load_rules, report_and_exit
+from bot.cli.common import CliError, step
 from bot.gitrepo import GitError, resolve, run_git
-from bot.report import render_markdown
-from bot.runner import LoadedRules
-from bot.sandbox import SandboxRunner
 from bot.snapshot import GitTree, snapshot_from_checkout
 
 EXAMPLES = """\
 examples:
   prbot check --repo . --base origin/main --head HEAD
+  GITHUB_TOKEN=... prbot check --pr vllm-project/vllm#12345   # or the PR's URL
   prbot check --repo ~/vllm --base v0.20.2 --head v0.21.0 --format json --fail-on fail
   prbot check --repo . --base main --head HEAD --open-prs prs.jsonl   # with duplicates
 """
-
-# --fail-on LEVEL: exit 1 when any section is at least this bad. `error` counts as failing:
-# a check that could not run is never a pass.
-FAILING = {
-    "warn": {Status.WARN, Status.FAIL, Status.ERROR},
-    "fail": {Status.FAIL, Status.ERROR},
-}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="run every check on BASE..HEAD of a checkout",
+        help="run every check on BASE..HEAD of a checkout, or on a PR (--pr)",
         description="Run every check on BASE..HEAD of a local git checkout and print the "
         "report. Exits 0 when a report was produced, whatever it found (see --fail-on).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--repo", help="a git checkout (any directory inside one works)")
+    parser.add_argument("--base", help="base revision (branch, tag or SHA)")
+    parser.add_argument("--head", help="head revision (branch, tag or SHA)")
     parser.add_argument(
-        "--repo", required=True, help="a git checkout (any directory inside one works)"
+        "--pr",
+        metavar="OWNER/REPO#N",
+        help="instead of --repo/--base/--head: fetch this pull request (or its URL) into a "
+        "local mirror and check it as the service would; the token comes from GITHUB_TOKEN "
+        "or GH_TOKEN, the API from PRBOT_GITHUB_API_URL, and trust from the author's "
+        "association with the repository",
     )
-    parser.add_argument("--base", required=True, help="base revision (branch, tag or SHA)")
-    parser.add_argument("--head", required=True, help="head revision (branch, tag or SHA)")
     parser.add_argument(
         "--rules",
         help="rule file (default: the repo's .github/prbot.yml at base over the built-in set)",
@@ -79,50 +73,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def default_rules_name(args: argparse.Namespace, base) -> str:  # noqa: ANN001 - a TreeReader
-    """--default-rules, else PRBOT_DEFAULT_RULES, else the built-in set the tree matches."""
-    known = rules.builtin_names()
-    for given, source in (
-        (args.default_rules, "--default-rules"),
-        (os.environ.get("PRBOT_DEFAULT_RULES", "").strip() or None, "PRBOT_DEFAULT_RULES"),
-    ):
-        if given is not None:
-            if given not in known:
-                raise CliError(
-                    f"{source}: no built-in rule set {given!r} (built in: {', '.join(known)})"
-                )
-            return given
-    detected = rules.detect_builtin(lambda path: base.exists(path))
-    if detected:
-        progress(f"using the built-in {detected!r} rules: the tree looks like one of theirs")
-        return detected
-    return "default"
-
-
-def load_rules(args: argparse.Namespace, base) -> LoadedRules:  # noqa: ANN001 - a TreeReader
-    """--rules FILE, else the checkout's .github/prbot.yml at base over the built-in set;
-    a bad file is the CLI's one error line."""
-    try:
-        return runner.load_rules(
-            base.read_text(rules.REPO_RULES_PATH),
-            default=default_rules_name(args, base),
-            rules_file=args.rules,
-            strict=True,
-        )
-    except rules.RulesError as exc:
-        raise CliError(str(exc)) from None
-
-
-def open_prs_from_file(path: str):
-    """The open-PR source the duplicates check reads, built from a PR export."""
-    from bot.duplicates.export import ExportError, load_index_from_export
-
-    try:
-        return load_index_from_export(path)
-    except ExportError as exc:
-        raise CliError(str(exc)) from None
-
-
 def checkout_root(path: Path) -> Path:
     """The top of the checkout that contains ``path`` (so a subdirectory works)."""
     if not path.is_dir():
@@ -143,22 +93,19 @@ def resolve_revision(repo: Path, option: str, revision: str) -> None:
         raise CliError(f"{option}: no commit {revision!r} in {repo}") from None
 
 
-def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.check_types.Cache or None
-    """uv resolutions kept between runs, as the service keeps them in its database."""
-    if no_cache:
-        return None, None
-    from bot.store import db, state
-
-    data_dir = Path(
-        os.environ.get("PRBOT_DATA_DIR", "").strip() or Path.home() / ".cache" / "prbot"
-    )
-    data_dir.mkdir(parents=True, exist_ok=True)
-    engine = db.make_engine(f"sqlite:///{data_dir.resolve() / 'check-cache.sqlite'}")
-    db.migrate(engine)
-    return state.StoreCache(engine), data_dir / "uv-cache"
-
-
 def run(args: argparse.Namespace) -> int:
+    if args.pr is not None:
+        if args.repo or args.base or args.head:
+            raise CliError(
+                "--pr takes the place of --repo, --base and --head; give one or the other"
+            )
+        return check_pull_request(args)
+    missing = [name for name in ("repo", "base", "head") if not getattr(args, name)]
+    if missing:
+        raise CliError(
+            f"give --repo, --base and --head (missing: {', '.join('--' + m for m in missing)}), "
+            "or --pr OWNER/REPO#N"
+        )
     repo = checkout_root(Path(args.repo).expanduser())
     resolve_revision(repo, "--base", args.base)
     resolve_revision(repo, "--head", args.head)
@@ -176,28 +123,4 @@ def run(args: argparse.Namespace) -> int:
             )
     except GitError as exc:
         raise CliError(str(exc)) from None
-    cache, uv_cache_dir = result_cache(args.no_cache)
-    open_prs = open_prs_from_file(args.open_prs) if args.open_prs else None
-    with tempfile.TemporaryDirectory(prefix="prbot-check-") as work:
-        context = CheckContext(
-            work_dir=Path(work),
-            cache=cache if cache is not None else MemoryCache(),
-            open_prs=open_prs,
-            runner=SandboxRunner(),
-            uv_cache_dir=uv_cache_dir,
-        )
-        try:
-            report = runner.build_report(
-                snapshot, loaded, context, progress=lambda check: progress(f"{check.title}…")
-            )
-        finally:
-            snapshot.close()
-    if args.format == "json":
-        print(json.dumps(report.to_json(), indent=2))
-    else:
-        print(render_markdown(report))
-    if args.fail_on and any(s.status in FAILING[args.fail_on] for s in report.sections):
-        worst = max(report.sections, key=lambda s: STATUS_SEVERITY[s.status])
-        progress(f"--fail-on {args.fail_on}: {worst.check} is {worst.status}")
-        return 1
-    return 0
+    return report_and_exit(args, snapshot, loaded)

@@ -49,6 +49,14 @@ BASE_FILES = {
     "requirements/docs.in": "mkdocs\n",
     "vllm/__init__.py": "",
     "vllm/v1/attention/backends/registry.py": _REGISTRY,
+    # vLLM's own GPU steps (prbot picks the B200 one for a Blackwell-only backend).
+    ".buildkite/test_areas/attention.yaml": (
+        "group: Attention\nsteps:\n"
+        '- label: ":nvidia: (H100) V1 Attention"\n  key: v1-attention-h100\n  device: h100\n'
+        "  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]\n"
+        '- label: ":nvidia: (B200) V1 Attention"\n  key: v1-attention-b200\n  device: b200\n'
+        "  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]\n"
+    ),
     ".github/prbot.yml": (
         "extends: vllm\n"
         "checks:\n"
@@ -63,7 +71,10 @@ _TOKENSPEED = _REGISTRY + (
 _BACKEND = (
     "class TokenSpeedMLABackend:\n"
     '    supported_dtypes = ["float16", "bfloat16"]\n\n'
-    '    @staticmethod\n    def get_name() -> str:\n        return "TOKENSPEED_MLA"\n'
+    '    @staticmethod\n    def get_name() -> str:\n        return "TOKENSPEED_MLA"\n\n'
+    "    @classmethod\n"
+    "    def supports_compute_capability(cls, capability) -> bool:\n"
+    "        return capability.major == 10\n"
 )
 # Two contributors add the same backend; the second PR's report names the first.
 PULLS = [
@@ -84,7 +95,9 @@ PULLS = [
         "body": "New MLA backend using TokenSpeed kernels. Also bumps transformers.",
         "author": "second-contributor",
         "files": {
-            "vllm/v1/attention/backends/registry.py": _TOKENSPEED,
+            "vllm/v1/attention/backends/registry.py": _TOKENSPEED.replace(
+                "mla.tokenspeed.", "mla.tokenspeed_mla."
+            ),
             "vllm/v1/attention/backends/mla/tokenspeed_mla.py": _BACKEND,
             "requirements/common.txt": "numpy>=1.26\nrequests>=2.26\ntransformers>=4.57\n",
         },
@@ -117,7 +130,7 @@ def _run(root: Path, timeout: float) -> int:
     from bot.report import MARKER
 
     with step("starting the local GitHub test server and prbot (SQLite, in-process worker)"):
-        stack = LocalStack(root / "stack").start()
+        stack = LocalStack(root / "stack", buildkite=True).start()
     try:
         gh = stack.github
         gh.create_repo(REPO, installation_id=INSTALLATION_ID, files=BASE_FILES)
@@ -165,8 +178,47 @@ def _run(root: Path, timeout: float) -> int:
                 f"#{number}: comment {comment['id']} by {comment['user']['login']}, "
                 f"check run {runs[0]['conclusion']}"
             )
+        comment = _gpu_jobs(stack, number, timeout) or comment
         progress(f"the comment on #{number}, as GitHub stores it:")
         print(comment["body"] if comment else "")
     finally:
         stack.stop()
     return 0
+
+
+def _gpu_jobs(stack, number: int, timeout: float) -> dict | None:  # noqa: ANN001
+    """A maintainer approves the head (`/ci run`); prbot dispatches to the local Buildkite,
+    whose agents finish the jobs (the head's benchmark 10% slower) and send signed webhooks."""
+    from bot.demo import finish_gpu_jobs, wait_for
+    from bot.report import MARKER
+
+    gh, bk = stack.github, stack.buildkite
+    gh.set_permission(REPO, "maintainer", "write")
+    approval = gh.add_user_comment(REPO, number, "maintainer", "/ci run")
+    progress(f"#{number}: a maintainer comments /ci run (approves this head's GPU jobs)")
+    stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, approval))
+    with step("waiting for the GPU builds on the local Buildkite"):
+        try:
+            wait_for(lambda: len(bk.builds) >= 3, timeout=timeout, what="the GPU builds")
+            wait_for(stack.idle, timeout=timeout, what="the dispatch")
+        except TimeoutError as exc:
+            raise CliError(str(exc)) from None
+    for build in bk.builds.values():
+        keys = build.body["env"].get("VLLM_CI_ONLY_STEP_KEYS")
+        progress(f"Buildkite build {build.number} at {build.body['commit'][:12]}: steps {keys}")
+    finished = finish_gpu_jobs(stack, head_slowdown=1.10)
+    progress(f"{finished} GPU jobs finished; their webhooks were signed and delivered")
+
+    def with_results() -> dict | None:
+        for c in gh.comments(REPO, number):
+            if MARKER in c["body"] and "Head / base" in c["body"]:
+                return c
+        return None
+
+    with step("waiting for the results in the comment"):
+        try:
+            found = wait_for(with_results, timeout=timeout, what="the benchmark table")
+            wait_for(stack.idle, timeout=timeout, what="the results")
+        except TimeoutError as exc:
+            raise CliError(str(exc)) from None
+    return next((c for c in gh.comments(REPO, number) if c["id"] == found["id"]), found)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
+from pathlib import Path
 
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from bot.cli.common import CliError
-from bot.store.db import DatabaseUrlError, default_database_url, make_engine, migrate
+from bot.store.db import (
+    DatabaseUrlError,
+    current_revision,
+    default_database_url,
+    make_engine,
+    migrate,
+)
 from bot.store.deliveries import rejected_deliveries
 from bot.store.queue import Job, Queue
 from bot.store.schema import JOB_STATES
@@ -57,16 +66,39 @@ def positive_int(text: str) -> int:
 
 
 def open_engine(args: argparse.Namespace) -> Engine:
-    """The chosen database, migrated to the current schema."""
-    url = args.database_url or default_database_url()
+    """The chosen database, brought to the current schema. A database that does not exist, or
+    holds no prbot schema, is an error: inspecting the queue must never create one."""
+    url = args.database_url or default_database_url(create_dir=False)
     try:
+        missing = sqlite_file_missing(url)
+        if missing is not None:
+            raise CliError(f"no prbot database at {missing} (nothing has run here yet?); {HINT}")
         engine = make_engine(url)
+        if current_revision(engine) is None:
+            engine.dispose()
+            raise CliError(f"{make_url(url).render_as_string()} holds no prbot database; {HINT}")
         migrate(engine)
     except DatabaseUrlError as exc:
         raise CliError(str(exc)) from None
+    except CliError:
+        raise
     except Exception as exc:  # driver errors: unreachable server, unreadable file
         raise CliError(f"cannot open the database: {first_line(exc)}") from None
     return engine
+
+
+HINT = "name it with --database-url or PRBOT_DATABASE_URL (or PRBOT_DATA_DIR)"
+
+
+def sqlite_file_missing(url: str) -> str | None:
+    """The path of a file-backed SQLite URL whose file does not exist, else None."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None  # make_engine names the problem
+    if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
+        return None
+    return None if Path(parsed.database).is_file() else parsed.database
 
 
 def open_queue(args: argparse.Namespace) -> Queue:

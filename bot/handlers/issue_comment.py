@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.commands import Command, parse_commands, reply_text
+from bot.commands import ADDRESSED_ONLY, BOT_PREFIX, Command, parse_commands, reply_text
 from bot.github_app import InstallationClient
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import CommandCall, Event, command_handler, on_event
@@ -77,10 +77,21 @@ def on_issue_comment(ctx: HandlerContext, event: Event) -> None:
         ctx.reply_once(client, f"command_reply:{repo}#{comment.get('id')}", repo, number, text)
     for command in runnable:
         if not allowed(command.name):
-            _reply_unauthorized(ctx, client, repo, number, commenter, command.name)
+            who = who_may(policies[command.name])
+            _reply_unauthorized(ctx, client, repo, number, commenter, command.name, who)
             continue
         call = CommandCall(command, repo, number, commenter, comment, payload, client, ruleset)
         command_handler(command.name)(ctx, call)  # type: ignore[misc]
+
+
+def who_may(allow: list[str]) -> str:
+    """A command's ``allow`` policy in words: "the PR author and people with write access"."""
+    order = ("read", "triage", "write", "maintain", "admin")
+    levels = [level for level in order if level in allow]
+    parts = ["the PR author"] if "author" in allow else []
+    if levels:
+        parts.append(f"people with {levels[0]} access")
+    return " and ".join(parts) or "nobody"
 
 
 def _first_of_each(commands: list[Command]) -> list[Command]:
@@ -98,11 +109,11 @@ def _reply_unauthorized(
     number: int,
     commenter: str,
     command: str,
+    who: str = "the PR author and people with write access",
 ) -> None:
     head = state.current_head(ctx.engine, repo, number) or "unknown"
-    text = (
-        f"@{commenter} only the PR author and people with write access can run `/{command}` here."
-    )
+    typed = f"/{BOT_PREFIX} {command}" if command in ADDRESSED_ONLY else f"/{command}"
+    text = f"@{commenter} only {who} can run `{typed}` here."
     # Once per head and command, however often it is retried.
     key = f"unauthorized_reply:{repo}#{number}@{head}"
     if command != "recheck":

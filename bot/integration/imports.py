@@ -176,6 +176,18 @@ def imports_in(path: str, text: str) -> list[ImportSite]:
     return sites
 
 
+def top_level_imports(path: str, text: str) -> list[str]:
+    """The modules a file imports in its own top-level statements: what it needs to load
+    at all. Raises :class:`~bot.limits.InputRejected`."""
+    modules = []
+    for node in parse_python(text, path).body:
+        if isinstance(node, ast.Import):
+            modules += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules.append(node.module.split(".")[0])
+    return modules
+
+
 def _may_import(text: str, modules: set[str]) -> bool:
     # The module as the first name after "from", or as one of the names after "import".
     names = "|".join(re.escape(m) for m in sorted(modules))
@@ -200,7 +212,11 @@ def imported_anywhere(
     for path in paths:
         if not wanted:
             break
-        text = tree.read_text(path)
+        try:
+            text = tree.read_text(path)
+        except InputRejected as exc:  # over the reader's bound: named, not guessed at
+            problems.append(str(exc))
+            continue
         if not text or not _may_import(text, wanted):
             continue
         try:

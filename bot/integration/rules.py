@@ -38,6 +38,9 @@ class Expectation(BaseModel):
     # ... and Python files whose dict literals map such names to the symbol, or to the class
     # its registry entry names (a benchmark runner's own name table), read at head.
     aliases_from: list[str] = Field(default_factory=list)
+    # imports rules: files whose install commands (``pip install X``, ``uv pip install X``)
+    # also declare a distribution: Dockerfiles, CI install scripts.
+    installed_by: list[str] = Field(default_factory=list)
 
     @field_validator("when", "unless")
     @classmethod
@@ -61,6 +64,23 @@ class Expectation(BaseModel):
         return re.compile(self.pattern.replace("{symbol}", re.escape(name)))
 
 
+class OptIn(BaseModel):
+    """How a symbol rule tells an opt-in registry member: its module needs a package the
+    code probes for (``find_spec``) and no requirement file installs by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # A package declared in one of these (not only as an optional extra) is installed by
+    # default, so needing it does not make a member opt-in.
+    requirements: list[str] = Field(min_length=1)
+    first_party: list[str] = Field(default_factory=list)
+    distributions: dict[str, str | list[str]] = Field(default_factory=dict)
+
+    def distributions_for(self, module: str) -> list[str]:
+        mapped = self.distributions.get(module, [])
+        return [mapped] if isinstance(mapped, str) else list(mapped)
+
+
 class IntegrationRule(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -73,6 +93,10 @@ class IntegrationRule(BaseModel):
     # `AttentionBackendEnum\.{symbol}\b` keeps another enum's member of the same name out.
     referenced_as: str = r"\b{symbol}\b"
     expect: list[Expectation] = Field(min_length=1)
+    # symbol rules: a new member that is opt-in (see OptIn) gets its unmet expectations as
+    # notes, not as missing items: the project leaves such members out of automatic
+    # selection on purpose.
+    opt_in: OptIn | None = None
     # imports rules: top-level modules that are the project's own, and import -> dist names
     # for the names no packaging metadata at hand explains.
     first_party: list[str] = Field(default_factory=list)

@@ -12,7 +12,16 @@ import json
 
 import httpx
 
-from bot.jobs.engines import Artifact, BuildRef, BuildRequest, EngineError, JobState, register
+from bot.jobs.engines import (
+    DISPATCH_META,
+    Artifact,
+    BuildRef,
+    BuildRequest,
+    EngineError,
+    JobState,
+    register,
+)
+from bot.jobs.redact import redact_secrets
 
 DEFAULT_API_URL = "https://api.buildkite.com"
 
@@ -34,21 +43,31 @@ class BuildkiteEngine:
         self.base = f"{api_url.rstrip('/')}/v2/organizations/{organization}/pipelines/{pipeline}"
         self._client = client or httpx.Client(timeout=timeout)
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        redact_secrets(token)
 
     def _call(self, method: str, url: str, **kwargs) -> httpx.Response:  # noqa: ANN003
         try:
             response = self._client.request(method, url, headers=self._headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise EngineError(f"Buildkite could not be reached: {exc.__class__.__name__}") from None
+            raise EngineError(
+                f"Buildkite could not be reached: {exc.__class__.__name__}", transient=True
+            ) from None
         if response.status_code >= 400:
             try:
                 message = response.json().get("message")
             except ValueError:
                 message = None
             raise EngineError(
-                f"Buildkite answered {response.status_code}: {message or 'no message'}"
+                f"Buildkite answered {response.status_code}: {str(message or 'no message')[:200]}",
+                transient=response.status_code >= 500 or response.status_code == 429,
             )
         return response
+
+    @staticmethod
+    def _ref(data: dict) -> BuildRef:
+        return BuildRef(
+            "buildkite", str(data["id"]), data.get("number"), str(data.get("web_url", ""))
+        )
 
     def create_build(self, request: BuildRequest) -> BuildRef:
         env = dict(request.env)
@@ -65,41 +84,64 @@ class BuildkiteEngine:
             "pull_request_labels": list(request.labels),
             "ignore_pipeline_branch_filters": True,
         }
-        data = self._call("POST", f"{self.base}/builds", json=body).json()
-        return BuildRef(
-            "buildkite", str(data["id"]), data.get("number"), str(data.get("web_url", ""))
-        )
+        return self._ref(self._call("POST", f"{self.base}/builds", json=body).json())
+
+    def find_build(self, dispatch_key: str, commit: str) -> BuildRef | None:
+        params = {f"meta_data[{DISPATCH_META}]": dispatch_key, "commit": commit}
+        found = self._call("GET", f"{self.base}/builds", params=params).json()
+        matching = [
+            build
+            for build in (found if isinstance(found, list) else [])
+            if isinstance(build, dict)
+            and (build.get("meta_data") or {}).get(DISPATCH_META) == dispatch_key
+        ]
+        return self._ref(matching[0]) if matching else None
 
     def jobs(self, build: BuildRef) -> list[JobState]:
         data = self._call("GET", f"{self.base}/builds/{build.number}").json()
-        states = []
-        for job in data.get("jobs") or []:
-            if job.get("type") != "script":
-                continue
-            artifacts: tuple[Artifact, ...] = ()
-            if job.get("state") in ("passed", "failed", "timed_out"):
-                listed = self._call(
-                    "GET", f"{self.base}/builds/{build.number}/jobs/{job['id']}/artifacts"
-                ).json()
-                artifacts = tuple(
-                    Artifact(
-                        str(a["id"]),
-                        str(a["filename"]),
-                        int(a.get("file_size") or 0),
-                        str(a["download_url"]),
-                    )
-                    for a in listed
-                )
-            states.append(
-                JobState(
-                    job.get("step_key"),
-                    str(job.get("state")),
-                    str(job.get("web_url", "")),
-                    str(job["id"]),
-                    artifacts,
-                )
+        return [
+            JobState(
+                job.get("step_key"),
+                str(job.get("state")),
+                str(job.get("web_url", "")),
+                str(job["id"]),
             )
-        return states
+            for job in data.get("jobs") or []
+            if isinstance(job, dict) and job.get("type") == "script" and job.get("id")
+        ]
+
+    def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
+        listed = self._call(
+            "GET", f"{self.base}/builds/{build.number}/jobs/{job.job_id}/artifacts"
+        ).json()
+        return tuple(
+            Artifact(
+                str(a["id"]),
+                str(a["filename"]),
+                int(a.get("file_size") or 0),
+                str(a["download_url"]),
+            )
+            for a in (listed if isinstance(listed, list) else [])
+            if isinstance(a, dict) and a.get("id") and a.get("download_url")
+        )
+
+    def result_files(
+        self, build: BuildRef, job: JobState, *, limit: int, max_files: int
+    ) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """The job's ``*.json`` artifacts by name (one per benchmark run), bounded."""
+        listed = sorted(
+            (a for a in self.artifacts(build, job) if a.filename.endswith(".json")),
+            key=lambda a: a.filename,
+        )
+        files, problems = [], []
+        for artifact in listed[:max_files]:
+            try:
+                files.append((artifact.filename, self.download(artifact, limit=limit)))
+            except EngineError as exc:
+                problems.append(f"{artifact.filename}: {exc}")
+        if len(listed) > max_files:
+            problems.append(f"{len(listed)} result files; the first {max_files} were read")
+        return files, problems
 
     def download(self, artifact: Artifact, *, limit: int) -> bytes:
         if artifact.size > limit:

@@ -52,6 +52,7 @@ class RuleJob:
     config: str | None = None  # e.g. benchmarks/attention_benchmarks/configs/mla_decode.yaml
     # Restrict the job to the backends the PR touches (the benchmark's --backends).
     per_backend: bool = False
+    step_key: str | None = None  # the engine's step that runs it
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,14 @@ def select_rule_jobs(
             reason += f"; backends {', '.join(backends)}"
         selected.append(
             SelectedJob(
-                job.name, job.kind, job.hardware, reason, job.engine, None, backends, job.config
+                job.name,
+                job.kind,
+                job.hardware,
+                reason,
+                job.engine,
+                job.step_key,
+                backends,
+                job.config,
             )
         )
     return selected

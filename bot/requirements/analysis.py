@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from bot.check_types import CheckContext
+from bot.gendocs.patch import unified_patch
 from bot.gitrepo import GitError
 from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled
 from bot.requirements.config import RequirementsRules
@@ -21,7 +22,7 @@ from bot.requirements.effective import (
 from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Target, build_targets, cells
 from bot.requirements.moves import base_paths
-from bot.requirements.rerun import rerun_compiled
+from bot.requirements.rerun import rerun_compiled_file
 from bot.requirements.resolve import resolver_for, scrub_paths, uv_binary
 from bot.requirements.resolve_cells import resolve_rows
 from bot.requirements.rows import Analysis, Row, StaleCompiled
@@ -243,7 +244,7 @@ def _rerun(
     compiled = item.compiled
     resolver = resolver_for(context, rules)
     try:
-        item.rerun, item.rerun_detail = rerun_compiled(
+        item.rerun, item.rerun_detail, fixed = rerun_compiled_file(
             compiled,
             snapshot.head,
             context.runner,
@@ -254,6 +255,10 @@ def _rerun(
             timeout=rules.uv_timeout_seconds,
             policy=policy,
         )
+        if fixed is not None:
+            item.fix_patch = unified_patch(
+                compiled.path, snapshot.head.read_text(compiled.path) or "", fixed
+            )
     except (GitError, OSError, tarfile.TarError) as exc:  # report, do not crash
         item.rerun, item.rerun_detail = "skipped", f"cannot re-run: {scrub_paths(str(exc))}"
 

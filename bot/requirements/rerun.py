@@ -15,6 +15,7 @@ import difflib
 import re
 import tarfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from bot.check_types import CommandRunner
 from bot.requirements.compiled import (
@@ -174,6 +175,17 @@ def exported_problem(root: Path, sources: list[str]) -> str | None:
     return None
 
 
+def _with_header(committed: str, body: list[str]) -> str:
+    """The committed file's header comment (the command that made it) over a fresh body."""
+    lines = committed.splitlines()
+    header = []
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        header.append(line)
+    return "\n".join([*header, *body]) + "\n"
+
+
 def _body(text: str) -> list[str]:
     lines = text.splitlines()
     while lines and lines[0].startswith("#"):
@@ -181,7 +193,22 @@ def _body(text: str) -> list[str]:
     return lines
 
 
-def rerun_compiled(
+class Rerun(NamedTuple):
+    """What re-running a compiled file gave: the outcome, its diff or cause, and (when it
+    differs) the whole file as the command writes it, committed header kept: the fix."""
+
+    outcome: str
+    detail: str
+    fixed_text: str | None = None
+
+
+def rerun_compiled(*args: Any, **kwargs: Any) -> tuple[str, str]:
+    """(outcome, unified diff or cause): :func:`rerun_compiled_file` without the fixed text."""
+    outcome, detail, _ = rerun_compiled_file(*args, **kwargs)
+    return outcome, detail
+
+
+def rerun_compiled_file(
     compiled: CompiledFile,
     head: TreeReader,
     runner: CommandRunner | None,
@@ -193,43 +220,45 @@ def rerun_compiled(
     timeout: float,
     max_diff_lines: int = 60,
     policy: SourcePolicy | None = None,
-) -> tuple[str, str]:
-    """Re-run the recorded command on the head tree: (outcome, unified diff or cause).
+) -> Rerun:
+    """Re-run the recorded command on the head tree (see :class:`Rerun`).
 
     ``extra_options`` are the rules' (an operator's, passed as they are); ``policy`` says
     what the PR's own index options may do (by default, a trusted author's).
     """
     policy = policy or SourcePolicy(trusted=True)
     if compiled.problem:
-        return "skipped", compiled.problem
+        return Rerun("skipped", compiled.problem)
     command, refused = safe_command(compiled, policy)
     tree = RequirementTree(head)
     refused = refused or inputs_problem(compiled, tree, policy)
     if refused or command is None:
-        return "skipped", f"not re-run: {refused}"
+        return Rerun("skipped", f"not re-run: {refused}")
     root = work_dir / "compiled" / compiled.path.replace("/", "__")
     sources = compiled_sources(compiled, tree)
     try:
         head.export(root, sources)
     except tarfile.FilterError as exc:  # AbsoluteLinkError, LinkOutsideDestinationError…
         name = getattr(getattr(exc, "tarinfo", None), "name", "a file")
-        return "skipped", f"not re-run: {name} is a link outside the tree"
+        return Rerun("skipped", f"not re-run: {name} is a link outside the tree")
     except tarfile.TarError as exc:
-        return "skipped", f"not re-run: the tree could not be exported ({type(exc).__name__})"
+        why = f"the tree could not be exported ({type(exc).__name__})"
+        return Rerun("skipped", f"not re-run: {why}")
     refused = exported_problem(root, sources)
     if refused:
-        return "skipped", f"not re-run: {refused}"
+        return Rerun("skipped", f"not re-run: {refused}")
     argv = [uv, "pip", "compile", *command, "--no-header", *extra_options]
     result = runner.run(argv, cwd=root, env=env, timeout=timeout)
     if result.timed_out:
-        return "skipped", f"uv timed out after {timeout:g}s"
+        return Rerun("skipped", f"uv timed out after {timeout:g}s")
     if result.returncode != 0:
-        return "failed", failure_cause(result.stderr)
-    committed = _body(head.read_text(compiled.path) or "")
+        return Rerun("failed", failure_cause(result.stderr))
+    committed_text = head.read_text(compiled.path) or ""
+    committed = _body(committed_text)
     fresh = _body(scrub_paths(result.stdout))  # uv's output is shown too: no local path
     diff = list(difflib.unified_diff(committed, fresh, compiled.path, "re-run", lineterm="", n=1))
     if not diff:
-        return "same", ""
+        return Rerun("same", "")
     if len(diff) > max_diff_lines:
         diff = diff[:max_diff_lines] + [f"… {len(diff) - max_diff_lines} more lines"]
-    return "differs", "\n".join(diff)
+    return Rerun("differs", "\n".join(diff), _with_header(committed_text, fresh))

@@ -30,6 +30,9 @@ class StaleCompiled:
     compiled: CompiledFile | None = field(default=None, repr=False)
     verdict: str = "stale"  # stale | may be stale (bot.requirements.staleness)
     reasons: list[str] = field(default_factory=list)
+    # The patch that makes the committed file what its command writes now (a re-run that
+    # differs): what "Apply fix" and `/prbot fix requirements` push (bot/fixes).
+    fix_patch: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +42,7 @@ class StaleCompiled:
             "rerun_detail": self.rerun_detail,
             "verdict": self.verdict,
             "reasons": self.reasons,
+            "fix_patch": self.fix_patch,
         }
 
 

@@ -33,13 +33,15 @@ class DatabaseUrlError(ValueError):
     """A database URL prbot cannot use."""
 
 
-def default_database_url() -> str:
-    """``PRBOT_DATABASE_URL``, else a SQLite file in ``PRBOT_DATA_DIR`` (default ``./.prbot``)."""
+def default_database_url(*, create_dir: bool = True) -> str:
+    """``PRBOT_DATABASE_URL``, else a SQLite file in ``PRBOT_DATA_DIR`` (default ``./.prbot``),
+    whose directory is made unless ``create_dir`` is False (commands that only read)."""
     url = os.environ.get("PRBOT_DATABASE_URL", "").strip()
     if url:
         return url
     data_dir = Path(os.environ.get("PRBOT_DATA_DIR", "").strip() or ".prbot")
-    data_dir.mkdir(parents=True, exist_ok=True)
+    if create_dir:
+        data_dir.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{data_dir.resolve() / 'prbot.sqlite'}"
 
 

@@ -114,6 +114,19 @@ def current_head(engine: sa.Engine, repo: str, number: int) -> str | None:
         return _head(connection, repo, number)
 
 
+def pulls_at_head(engine: sa.Engine, repo: str, head_sha: str, limit: int = 20) -> list[int]:
+    """The PRs of ``repo`` whose newest observed head is ``head_sha`` (a fork's PR, which
+    GitHub leaves out of check-run payloads, is found this way)."""
+    with reading(engine) as connection:
+        rows = connection.execute(
+            sa.select(pr_heads.c.number)
+            .where(pr_heads.c.repo == repo, pr_heads.c.head_sha == head_sha)
+            .order_by(pr_heads.c.number)
+            .limit(limit)
+        )
+        return [row.number for row in rows]
+
+
 def _head(connection: sa.Connection, repo: str, number: int) -> str | None:
     return connection.execute(
         sa.select(pr_heads.c.head_sha).where(pr_heads.c.repo == repo, pr_heads.c.number == number)

@@ -48,7 +48,9 @@ class BareRepo:
         self.git("init", "-q", "--bare", "-b", default_branch)
         # GitHub lets clients fetch any commit reachable from a ref, e.g. a PR head by SHA.
         self.git("config", "uploadpack.allowReachableSHA1InWant", "true")
-        self.git("config", "http.receivepack", "false")
+        # Pushes (prbot's autofix) are taken as GitHub takes them: from an authenticated
+        # client, a fast-forward or not (git itself refuses a non-forced non-fast-forward).
+        self.git("config", "http.receivepack", "true")
 
     def git(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
         return run_git(self.path, args, input=input, env={**_BASE_ENV, **(env or {})}).decode()
@@ -109,6 +111,10 @@ class BareRepo:
     def set_ref(self, ref: str, sha: str) -> None:
         self.git("update-ref", ref, sha)
         self._refs[ref] = sha
+
+    def forget_refs(self) -> None:
+        """Drop the ref cache after something outside this object (a push) moved refs."""
+        self._refs.clear()
 
     def delete_ref(self, ref: str) -> None:
         self.git("update-ref", "-d", ref)

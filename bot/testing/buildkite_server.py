@@ -141,6 +141,26 @@ class FakeBuildkite:
                 self.builds[number] = build
                 return JSONResponse(build.to_json(self.url + base, web), status_code=201)
 
+        @app.get(f"{base}/builds")
+        def list_builds(request: Request) -> Response:
+            # Buildkite's filters: meta_data[name]=value and commit=sha, newest first.
+            wanted = {
+                key[len("meta_data[") : -1]: value
+                for key, value in request.query_params.items()
+                if key.startswith("meta_data[") and key.endswith("]")
+            }
+            commit = request.query_params.get("commit")
+            with self.lock:
+                found = [
+                    build.to_json(self.url + base, web)
+                    for build in reversed(self.builds.values())
+                    if (commit is None or build.body.get("commit") == commit)
+                    and all(
+                        (build.body.get("meta_data") or {}).get(k) == v for k, v in wanted.items()
+                    )
+                ]
+            return JSONResponse(found)
+
         @app.get(f"{base}/builds/{{number}}")
         def get_build(number: int) -> Response:
             with self.lock:
@@ -160,8 +180,10 @@ class FakeBuildkite:
 
         @app.get("/artifacts/{artifact_id}/download")
         def download(artifact_id: str) -> Response:
-            # Buildkite redirects to its storage, on another host in real life.
-            return RedirectResponse(f"{self.url}/storage/{artifact_id}", status_code=302)
+            # Buildkite redirects to its storage, on another host in real life, with a signed
+            # URL whose query string is a short-lived credential.
+            signed = f"{self.url}/storage/{artifact_id}?X-Amz-Signature={uuid.uuid4().hex}"
+            return RedirectResponse(signed, status_code=302)
 
         @app.get("/storage/{artifact_id}")
         def storage(artifact_id: str) -> Response:
@@ -252,6 +274,11 @@ class FakeBuildkite:
             }
         if deliver:
             self.deliver("job.finished", payload)
+            if build.state in FINISHED:
+                # Buildkite's build.finished carries the build without its jobs.
+                finished = {"event": "build.finished", "build": dict(payload["build"])}
+                finished["build"].pop("jobs", None)
+                self.deliver("build.finished", finished)
         return payload
 
     def deliver(self, event: str, payload: dict[str, Any], *, timestamp: int | None = None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +49,17 @@ def cgi_environment(
 
 
 async def serve_git(
-    receive: Receive, send: Send, *, env: dict[str, str], on_status: Callable[[int], None]
+    receive: Receive,
+    send: Send,
+    *,
+    env: dict[str, str],
+    on_status: Callable[[int], None],
+    before_end: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
-    """Run http-backend, streaming the request body in and its reply out; returns the status."""
+    """Run http-backend, streaming the request body in and its reply out; returns the status.
+
+    ``before_end`` runs once http-backend is done, before the reply's last byte: a client
+    whose push has returned sees what the push changed (the PR's new head)."""
     proc = await asyncio.create_subprocess_exec(
         "git",
         "http-backend",
@@ -68,10 +76,12 @@ async def serve_git(
     await send({"type": "http.response.start", "status": status, "headers": headers})
     while chunk := await proc.stdout.read(65536):
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
     await feeding
     await errors
     await proc.wait()
+    if before_end is not None:
+        await before_end()
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
     return status
 
 

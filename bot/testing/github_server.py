@@ -26,6 +26,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -89,6 +90,9 @@ class FakeGitHub:
         self.seen_credentials: set[str] = set()
         self.hook = HookSender(self)  # the App's webhook: its URL, secret and deliveries
         self._server: uvicorn.Server | None = None
+        # GitHub Actions' runs (bot.testing.actions_api.ActionsState), set once started.
+        self.actions: Any = None
+        self.teams: dict[tuple[str, str], set[str]] = {}  # (org, team slug) -> members
         self._app: ServerApp | None = None
         self._thread: threading.Thread | None = None
 
@@ -208,6 +212,7 @@ class FakeGitHub:
         number: int | None = None,
         draft: bool = False,
         fork_owner: str | None = None,
+        maintainer_can_modify: bool = False,
     ) -> dict:
         """Open a PR from an existing branch; sets refs/pull/<n>/head. Returns the REST object.
 
@@ -234,6 +239,7 @@ class FakeGitHub:
                 head_sha=head_sha,
                 draft=draft,
                 fork_owner=fork_owner,
+                maintainer_can_modify=maintainer_can_modify,
             )
             repo.pulls[number] = pr
             repo.git.set_ref(f"refs/pull/{number}/head", head_sha)
@@ -254,6 +260,48 @@ class FakeGitHub:
             pr.updated_at = now_iso()
             repo.git.set_ref(f"refs/pull/{number}/head", sha)
             return sha
+
+    def git_storage(self, owner: str, name: str) -> tuple[FakeRepo, str | None] | None:
+        """The repository git serves at ``owner/name``: a repository, or (with the fork's
+        owner) the upstream holding a PR's fork, whose commits live in its storage."""
+        with self.lock:  # the event loop asks while tests add repositories and PRs
+            repo = self.repos.get(f"{owner}/{name}")
+            if repo is not None:
+                return repo, None
+            for upstream in self.repos.values():
+                if upstream.name == name and any(
+                    p.fork_owner == owner for p in upstream.pulls.values()
+                ):
+                    return upstream, owner
+            return None
+
+    def fork_allows_push(self, repo: FakeRepo, fork_owner: str) -> bool:
+        with self.lock:
+            return any(
+                p.fork_owner == fork_owner and p.state == "open" and p.maintainer_can_modify
+                for p in repo.pulls.values()
+            )
+
+    def after_push(self, full_name: str) -> None:
+        """A push over git moved branches: PRs on them follow, as on GitHub (a new head, its
+        ``refs/pull/<n>/head``), and each moved branch is recorded in ``pushes``."""
+        with self.lock:
+            repo = self._repo(full_name)
+            repo.git.forget_refs()
+            for pr in repo.pulls.values():
+                sha = repo.branch_sha(pr.head_branch)
+                if pr.state != "open" or sha is None or sha == pr.head_sha:
+                    continue
+                repo.pushes.append((pr.head_branch, pr.head_sha, sha))
+                pr.head_history.append(pr.head_sha)
+                pr.head_sha = sha
+                pr.updated_at = now_iso()
+                repo.git.set_ref(f"refs/pull/{pr.number}/head", sha)
+
+    def pushes(self, full_name: str) -> list[tuple[str, str, str]]:
+        """Every (branch, old head, new head) a client pushed to a PR's branch, in order."""
+        with self.lock:
+            return list(self._repo(full_name).pushes)
 
     def close_pull_request(self, full_name: str, number: int) -> None:
         with self.lock:
@@ -366,6 +414,33 @@ class FakeGitHub:
             if stored is None:
                 raise ValueError(f"no comment {comment['id']} in {full_name}")
             return webhooks.issue_comment_event(self.shapes, repo, pr, stored, action)
+
+    def check_run_event(
+        self,
+        full_name: str,
+        run_id: int,
+        action: str = "rerequested",
+        *,
+        sender: str = "octocat",
+        identifier: str | None = None,
+    ) -> dict:
+        """A check_run delivery for one of the bot's runs (Re-run, or a requested action)."""
+        with self.lock:
+            repo = self._repo(full_name)
+            run = repo.check_runs[run_id]
+            return webhooks.check_run_event(
+                self.shapes, repo, run, action, sender, identifier=identifier
+            )
+
+    def check_suite_event(
+        self, full_name: str, run_id: int, action: str = "rerequested", *, sender: str = "octocat"
+    ) -> dict:
+        """A check_suite delivery for the suite holding ``run_id``."""
+        with self.lock:
+            repo = self._repo(full_name)
+            return webhooks.check_suite_event(
+                self.shapes, repo, repo.check_runs[run_id], action, sender
+            )
 
     def installation_event(self, installation_id: int, action: str = "created") -> dict:
         with self.lock:

@@ -217,6 +217,22 @@ def _valid_annotations(output: dict[str, Any]) -> list[dict[str, Any]]:
     return annotations
 
 
+# GitHub's limits on a check run's requested actions.
+ACTION_LIMITS = {"label": 20, "description": 40, "identifier": 20}
+MAX_ACTIONS = 3
+
+
+def _valid_actions(actions: Any) -> list[dict[str, str]]:
+    if not isinstance(actions, list) or len(actions) > MAX_ACTIONS:
+        raise validation_failed("CheckRun", "actions", code="invalid")
+    for item in actions:
+        for key, limit in ACTION_LIMITS.items():
+            value = item.get(key) if isinstance(item, dict) else None
+            if not isinstance(value, str) or not value or len(value) > limit:
+                raise validation_failed("CheckRun", f"actions.{key}", code="invalid")
+    return [{key: item[key] for key in ACTION_LIMITS} for item in actions]
+
+
 def _apply_check_run_fields(run: CheckRun, data: dict[str, Any]) -> None:
     """Apply the writable fields of a create/update body, validating them as GitHub does.
 
@@ -251,6 +267,8 @@ def _apply_check_run_fields(run: CheckRun, data: dict[str, Any]) -> None:
             }
             for a in annotations
         )
+    if "actions" in data:
+        run.actions = _valid_actions(data["actions"])
     for key in ("details_url", "external_id", "started_at"):
         if key in data:
             setattr(run, key, data[key])

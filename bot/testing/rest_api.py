@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.testing.actions_api import register_actions_routes
 from bot.testing.app_hooks import register_app_hook_routes
 from bot.testing.auth import mint_installation_token, rate_limit_status
 from bot.testing.graphql import answer_graphql
@@ -19,6 +20,7 @@ from bot.testing.rest_core import (
     paginate,
 )
 from bot.testing.state import FakeRepo, PullRequest
+from bot.testing.teams_api import register_team_routes
 
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
@@ -59,6 +61,9 @@ class RestApi:
         add("POST", "/graphql", self.graphql)
         register_issue_routes(self, REPO)
         register_app_hook_routes(self)
+        # GitHub Actions (the jobs' second engine): gh.actions holds its runs for tests.
+        gh.actions = register_actions_routes(self, REPO)
+        gh.teams = register_team_routes(self)
 
     # --- lookups shared by handlers
     def repo(self, req: ApiRequest) -> FakeRepo:

@@ -85,7 +85,7 @@ class ServerApp:
                 return
 
         git = GIT_PATH.match(path)
-        if git and self.gh.repos.get(f"{git['owner']}/{git['repo'][:-4]}") is not None:
+        if git and self.gh.git_storage(git["owner"], git["repo"][:-4]) is not None:
 
             def record(status: int) -> None:
                 self.gh.traffic.record(method, path, status, query)
@@ -124,20 +124,36 @@ class ServerApp:
         if password:
             self.gh.seen_credentials.add(password)
         token = self.gh.tokens.get(password or "")
-        repo = self.gh.repos.get(path.split(".git", 1)[0].lstrip("/"))
-        if token is None or not _live(token) or repo is None:
+        git = GIT_PATH.match(path)
+        assert git is not None
+        storage = self.gh.git_storage(git["owner"], git["repo"][:-4])
+        if token is None or not _live(token) or storage is None:
             record(401)
             response = ApiResponse(401, None, {"WWW-Authenticate": 'Basic realm="GitHub"'})
             await _send(send, response)
             return
+        repo, fork_owner = storage
         if repo.installation_id != token.installation_id:
             record(404)
             await _send(send, ApiResponse(404, error_body("Repository not found.", 404)))
             return
+        pushing = git["rest"].startswith("/git-receive-pack") or query_service(raw_query)
+        if pushing and fork_owner is not None and not self.gh.fork_allows_push(repo, fork_owner):
+            # A fork's branch takes an App's push only while its PR allows maintainer edits.
+            record(403)
+            await _send(send, ApiResponse(403, error_body("Permission denied.", 403)))
+            return
+        # A fork's commits live in the upstream's storage (see open_pull_request).
+        path_info = f"/{repo.full_name}.git{git['rest']}"
         env = cgi_environment(
-            self.gh.root, method=method, path_info=path, query=raw_query, headers=headers
+            self.gh.root, method=method, path_info=path_info, query=raw_query, headers=headers
         )
-        await serve_git(receive, send, env=env, on_status=record)
+
+        async def after_push() -> None:
+            await run_in_threadpool(self.gh.after_push, repo.full_name)
+
+        done = after_push if pushing and method == "POST" else None
+        await serve_git(receive, send, env=env, on_status=record, before_end=done)
 
     def dispatch(self, req: ApiRequest) -> ApiResponse:
         """Route, authenticate and answer one REST request (GitHub's error shapes on failure)."""
@@ -188,6 +204,11 @@ class ServerApp:
             raise HttpError(401, "Bad credentials")
         req.token = token
         req.installation_id = token.installation_id
+
+
+def query_service(raw_query: str) -> bool:
+    """Whether an info/refs request is the start of a push (``service=git-receive-pack``)."""
+    return "service=git-receive-pack" in raw_query
 
 
 def _live(token: Token) -> bool:

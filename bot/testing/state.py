@@ -48,6 +48,7 @@ class PullRequest:
     head_sha: str
     draft: bool = False
     fork_owner: str | None = None  # set when the head branch comes from a fork
+    maintainer_can_modify: bool = False  # a fork's PR lets the upstream push to its branch
     state: str = "open"
     created_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)
@@ -92,6 +93,7 @@ class CheckRun:
     external_id: str | None = None
     output: dict[str, str | None] = field(default_factory=dict)
     annotations: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[dict[str, str]] = field(default_factory=list)  # requested-action buttons
     history: list[str] = field(default_factory=list)  # each status it was set to, in order
 
 
@@ -111,6 +113,7 @@ class FakeRepo:
     reactions: list[Reaction] = field(default_factory=list)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
+    pushes: list[tuple[str, str, str]] = field(default_factory=list)  # (branch, old, new)
     _diff_cache: dict[tuple[str, str], list[DiffEntry]] = field(default_factory=dict)
 
     @property

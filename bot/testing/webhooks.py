@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.testing.payloads import Shapes
-from bot.testing.state import Comment, FakeRepo, Installation, PullRequest, node_id
+from bot.testing.state import CheckRun, Comment, FakeRepo, Installation, PullRequest, node_id
 
 PULL_REQUEST_ACTIONS = (
     "opened",
@@ -87,6 +87,69 @@ def issue_comment_event(
     payload["installation"] = _installation_ref(repo.installation_id)
     payload["sender"] = shapes.user(comment.author, bot=comment.is_bot)
     return payload
+
+
+def check_suite_shape(shapes: Shapes, repo: FakeRepo, run: CheckRun) -> dict[str, Any]:
+    """The suite of one check run (this server keeps one run per suite)."""
+    shape = shapes.check_run(repo, run)
+    branch = next((p.head_branch for p in repo.pulls.values() if p.head_sha == run.head_sha), None)
+    suite_id = shape["check_suite"]["id"]
+    suite_url = f"{shapes.base}/repos/{repo.full_name}/check-suites/{suite_id}"
+    return {
+        "id": suite_id,
+        "node_id": node_id("CheckSuite", suite_id),
+        "head_branch": branch,
+        "head_sha": run.head_sha,
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "url": suite_url,
+        "before": None,
+        "after": run.head_sha,
+        "pull_requests": shape["pull_requests"],
+        "app": shape["app"],
+        "created_at": run.started_at,
+        "updated_at": run.completed_at or run.started_at,
+        "latest_check_runs_count": 1,
+        "check_runs_url": f"{suite_url}/check-runs",
+    }
+
+
+def check_run_event(
+    shapes: Shapes,
+    repo: FakeRepo,
+    run: CheckRun,
+    action: str,
+    sender: str,
+    *,
+    identifier: str | None = None,
+) -> dict[str, Any]:
+    """A `check_run` delivery: `rerequested` (Re-run) or `requested_action` (a button)."""
+    if action not in ("created", "completed", "rerequested", "requested_action"):
+        raise ValueError(f"unknown check_run action {action!r}")
+    check_run = shapes.check_run(repo, run)
+    check_run["check_suite"] = check_suite_shape(shapes, repo, run)
+    payload: dict[str, Any] = {"action": action, "check_run": check_run}
+    if action == "requested_action":
+        payload["requested_action"] = {"identifier": identifier or ""}
+    payload["repository"] = shapes.repository(repo)
+    payload["installation"] = _installation_ref(repo.installation_id)
+    payload["sender"] = shapes.user(sender)
+    return payload
+
+
+def check_suite_event(
+    shapes: Shapes, repo: FakeRepo, run: CheckRun, action: str, sender: str
+) -> dict[str, Any]:
+    """A `check_suite` delivery (`rerequested`: "Re-run all checks")."""
+    if action not in ("completed", "requested", "rerequested"):
+        raise ValueError(f"unknown check_suite action {action!r}")
+    return {
+        "action": action,
+        "check_suite": check_suite_shape(shapes, repo, run),
+        "repository": shapes.repository(repo),
+        "installation": _installation_ref(repo.installation_id),
+        "sender": shapes.user(sender),
+    }
 
 
 def installation_event(

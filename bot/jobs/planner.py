@@ -1,0 +1,212 @@
+"""What to dispatch for one PR head, decided from data alone (no engine, no database).
+
+Inputs: the jobs the check selected, whether the head may run GPU jobs (a trusted author,
+or a maintainer's approval of *this* SHA), the records of what was dispatched before, and
+why we are asked (an event, ``/recheck``, ``/recheck all``, an approval). Output: which jobs
+wait for approval, which builds to create (one build for the smoke steps of a head, one per
+benchmark side), which claimed dispatches to resume, and which base runs are reused.
+
+The rules, in the order they apply:
+
+- an untrusted, unapproved head dispatches nothing, whatever asks (``/recheck`` included);
+- a job never dispatched is dispatched; one queued or running is left alone;
+- a finished job is dispatched again only by ``/recheck`` (failed, timed out or canceled
+  ones), ``/recheck all`` (passed ones too) or a new approval (failed ones);
+- a benchmark's base side is reused from the merge base's latest passed run when one exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bot.jobs.records import ACTIVE, JobKey, JobRecord, JobSpec
+from bot.jobs.selection import BENCHMARK, GPU_SMOKE
+
+Mode = Literal["event", "recheck", "recheck_all", "approval"]
+RETRYABLE = ("failed", "timed_out", "canceled")
+
+
+@dataclass(frozen=True)
+class WantedJob:
+    """A job finding of the report's jobs section, as the planner needs it."""
+
+    name: str
+    kind: str
+    hardware: str
+    engine: str
+    reason: str
+    step_key: str | None = None
+    backends: tuple[str, ...] = ()
+    config: str | None = None
+
+    @classmethod
+    def from_finding(cls, finding: Mapping[str, object]) -> WantedJob:
+        backends = finding.get("backends") or ()
+        return cls(
+            name=str(finding["name"]),
+            kind=str(finding.get("kind") or GPU_SMOKE),
+            hardware=str(finding.get("hardware") or ""),
+            engine=str(finding.get("engine") or "buildkite"),
+            reason=str(finding.get("reason") or ""),
+            step_key=str(finding["step_key"]) if finding.get("step_key") else None,
+            backends=tuple(str(b) for b in backends),  # type: ignore[union-attr]
+            config=str(finding["config"]) if finding.get("config") else None,
+        )
+
+
+@dataclass(frozen=True)
+class Head:
+    repo: str
+    number: int
+    head_sha: str
+    base_sha: str  # the merge base: what a benchmark's base side runs on
+    trusted: bool
+    approvers: tuple[str, ...] = ()
+    benchmark_runs: int = 5
+
+    @property
+    def may_dispatch(self) -> bool:
+        return self.trusted or bool(self.approvers)
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One build to create: its jobs (each at the attempt it claims), commit and env."""
+
+    engine: str
+    side: str
+    commit_sha: str
+    jobs: tuple[tuple[JobSpec, int], ...]
+    env: Mapping[str, str]
+    dispatch_key: str
+
+    @property
+    def step_keys(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(spec.step_key for spec, _ in self.jobs if spec.step_key))
+
+
+@dataclass
+class Plan:
+    awaiting: list[JobSpec] = field(default_factory=list)
+    selected: list[JobSpec] = field(default_factory=list)  # recorded, left for later
+    dispatches: list[Dispatch] = field(default_factory=list)
+    resume: list[str] = field(default_factory=list)  # dispatch keys claimed, build unknown
+    reused_base: list[str] = field(default_factory=list)  # job names
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def creates(self) -> int:
+        return len(self.dispatches)
+
+
+def job_spec(job: WantedJob, head: Head, side: str) -> JobSpec:
+    commit = head.head_sha if side == "head" else head.base_sha
+    spec: dict[str, object] = {"reason": job.reason, "backends": list(job.backends)}
+    if job.kind == BENCHMARK:
+        spec.update(config=job.config, runs=head.benchmark_runs)
+    return JobSpec(
+        JobKey(head.repo, head.number, head.head_sha, job.name, side),
+        commit,
+        job.kind,
+        job.engine,
+        job.hardware,
+        job.step_key,
+        spec,
+    )
+
+
+def dispatch_key(head: Head, side: str, jobs: Sequence[tuple[JobSpec, int]]) -> str:
+    """Unique per claim (the attempts are in it), short enough for the engine's meta-data."""
+    items = sorted(f"{spec.key.name}\0{attempt}" for spec, attempt in jobs)
+    text = "\n".join([head.repo, str(head.number), head.head_sha, side, *items])
+    return "prbot-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _next_attempt(record: JobRecord | None, mode: Mode) -> int | None:
+    """The attempt to claim for this job, or None to leave it as it is."""
+    if record is None or record.attempt == 0:
+        return 1
+    if record.state in ACTIVE:
+        return None
+    if record.state in RETRYABLE and mode in ("recheck", "recheck_all", "approval"):
+        return record.attempt + 1
+    if record.state == "passed" and mode == "recheck_all":
+        return record.attempt + 1
+    return None
+
+
+def benchmark_env(job: WantedJob, runs: int) -> dict[str, str]:
+    env = {"PRBOT_BENCHMARK_RUNS": str(runs)}
+    if job.config:
+        env["PRBOT_BENCHMARK_CONFIG"] = job.config
+    if job.backends:
+        env["PRBOT_BENCHMARK_BACKENDS"] = ",".join(job.backends)
+    return env
+
+
+def plan(
+    jobs: Sequence[WantedJob],
+    head: Head,
+    records: Mapping[tuple[str, str], JobRecord],
+    *,
+    mode: Mode = "event",
+    reusable_base: frozenset[str] = frozenset(),
+) -> Plan:
+    """The dispatch plan for one head; ``records`` by (job name, side)."""
+    out = Plan()
+    if not head.may_dispatch:
+        for job in jobs:
+            record = records.get((job.name, "head"))
+            if record is None or record.attempt == 0:
+                out.awaiting.append(job_spec(job, head, "head"))
+        return out
+    if not head.trusted and mode in ("recheck", "recheck_all"):
+        mode = "event"  # an approved head's author re-runs nothing; a new approval does
+    for record in records.values():
+        if record.claimed_without_build and record.dispatch_key not in out.resume:
+            out.resume.append(record.dispatch_key)  # type: ignore[arg-type]
+    smoke: dict[str, list[tuple[JobSpec, int]]] = {}
+    for job in jobs:
+        if not job.step_key:
+            out.problems.append(f"{job.name}: no step key in the rules, so nothing to run")
+            continue
+        sides = ("head", "base") if job.kind == BENCHMARK else ("head",)
+        for side in sides:
+            record = records.get((job.name, side))
+            if side == "base" and job.name in reusable_base and record is None:
+                out.reused_base.append(job.name)
+                continue
+            attempt = _next_attempt(record, mode)
+            if attempt is None:
+                continue
+            spec = job_spec(job, head, side)
+            if job.kind == GPU_SMOKE:
+                smoke.setdefault(job.engine, []).append((spec, attempt))
+                continue
+            claimed = ((spec, attempt),)
+            out.dispatches.append(
+                Dispatch(
+                    job.engine,
+                    side,
+                    spec.commit_sha,
+                    claimed,
+                    benchmark_env(job, head.benchmark_runs),
+                    dispatch_key(head, side, claimed),
+                )
+            )
+    for engine, claimed in smoke.items():
+        out.dispatches.insert(
+            0,
+            Dispatch(
+                engine,
+                "head",
+                head.head_sha,
+                tuple(claimed),
+                {},
+                dispatch_key(head, "head", claimed),
+            ),
+        )
+    return out

@@ -1,0 +1,173 @@
+"""The jobs section as the records say: each job's state and link, benchmark verdicts, chart.
+
+Pure: the section the check made (findings with status ``selected`` or
+``awaiting_approval``) plus the job records (and reused base runs) give the section the
+comment shows now. The check uses it when a /recheck re-runs a head whose jobs ran already;
+the result handlers use it to re-render the stored report as results arrive, without
+running the checks again.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.check_types import Section, Status
+from bot.jobs.benchmark_results import samples_from_runs
+from bot.jobs.compare import FAILED, IMPROVEMENT, INCONCLUSIVE, REGRESSION, compare
+from bot.jobs.records import ACTIVE, JobRecord
+from bot.jobs.selection import BENCHMARK
+
+# A chart of more configurations than this is unreadable; the table has them all.
+MAX_CHART_BARS = 24
+MAX_TABLE_ROWS = 60
+# Engine URLs are the operator's engine's, but a link is still only a plain http(s) URL.
+_SAFE_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:\d+)?(/[A-Za-z0-9._~/#?=&%:+\-]*)?$")
+_CHART_LABEL = re.compile(r"[^A-Za-z0-9_.,=+/ ()x-]")
+FAILING = ("failed", "timed_out", "canceled")
+
+
+def safe_url(url: str | None) -> str | None:
+    return url if url and _SAFE_URL.match(url) else None
+
+
+def chart_label(text: str) -> str:
+    """A label mermaid cannot read as syntax: no quotes, braces, %, backticks or newlines."""
+    return _CHART_LABEL.sub("_", text)[:40] or "_"
+
+
+def _comparisons(
+    head: JobRecord, base_runs: Sequence[Mapping[str, float]] | None, factor: float, alpha: float
+) -> list[dict[str, Any]]:
+    if not head.results or not base_runs:
+        return []
+    samples = samples_from_runs(list(base_runs), list(head.results))
+    return [c.to_json() for c in compare(samples, factor=factor, alpha=alpha)]
+
+
+def mermaid_chart(name: str, comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """An ``xychart-beta`` of head/base time ratios (1.0 = unchanged); labels whitelisted."""
+    shown = [c for c in comparisons if isinstance(c.get("ratio"), int | float)][:MAX_CHART_BARS]
+    if not shown:
+        return ""
+    ratios = [float(c["ratio"]) for c in shown]
+    low = min(min(ratios), 0.9)
+    high = max(max(ratios), 1.1)
+    labels = ", ".join(f'"{chart_label(str(c["config"]))}"' for c in shown)
+    bottom, top = math.floor(low * 20) / 20, math.ceil(high * 20) / 20
+    return "\n".join(
+        [
+            "xychart-beta",
+            f'    title "{chart_label(name)}: head time / base time"',
+            f"    x-axis [{labels}]",
+            f'    y-axis "ratio" {bottom:.2f} --> {top:.2f}',
+            f"    bar [{', '.join(f'{r:.3f}' for r in ratios)}]",
+            f"    line [{', '.join('1.000' for _ in ratios)}]",
+        ]
+    )
+
+
+def _status_of(record: JobRecord | None, default: str) -> str:
+    if record is None:
+        return default
+    return record.state
+
+
+def overlay(
+    section: Section,
+    records: Sequence[JobRecord],
+    *,
+    reused_base: Mapping[str, JobRecord] | None = None,
+    factor: float = 0.05,
+    alpha: float = 0.05,
+) -> Section:
+    """``section`` with each finding's status, link and benchmark comparisons from records."""
+    if not section.findings:
+        return section
+    by_key = {(r.key.name, r.key.side): r for r in records}
+    findings = []
+    benchmarks = []
+    for finding in section.findings:
+        name = str(finding.get("name"))
+        record = by_key.get((name, "head"))
+        updated = dict(finding)
+        updated["status"] = _status_of(record, str(finding.get("status")))
+        if record is not None:
+            updated["url"] = safe_url(record.job_url or record.build_url)
+            updated["error"] = record.error
+            updated["attempt"] = record.attempt
+        if finding.get("kind") == BENCHMARK and record is not None:
+            base = by_key.get((name, "base")) or (reused_base or {}).get(name)
+            base_runs = base.results if base is not None and base.state == "passed" else None
+            comparisons = _comparisons(record, base_runs, factor, alpha)
+            updated["comparisons"] = comparisons
+            updated["base_status"] = base.state if base is not None else None
+            if comparisons:
+                benchmarks.append(
+                    {
+                        "name": name,
+                        "rows": comparisons[:MAX_TABLE_ROWS],
+                        "more": max(len(comparisons) - MAX_TABLE_ROWS, 0),
+                        "chart": mermaid_chart(name, comparisons),
+                        "base_sha": base.commit_sha if base is not None else "",
+                        "runs": finding_runs(record, base),
+                        "factor": factor,
+                    }
+                )
+        findings.append(updated)
+    status, summary = summarize(findings, section)
+    data = {**section.data, "benchmarks": benchmarks, "pending": pending(findings)}
+    return Section(section.check, status, summary, findings, data)
+
+
+def finding_runs(head: JobRecord, base: JobRecord | None) -> str:
+    head_runs = len(head.results or [])
+    base_runs = len(base.results or []) if base is not None else 0
+    return f"{base_runs} base, {head_runs} head"
+
+
+def pending(findings: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a job is still to finish (the check run stays in progress meanwhile)."""
+    return any(
+        f.get("status") in ACTIVE or (f.get("kind") == BENCHMARK and f.get("base_status") in ACTIVE)
+        for f in findings
+    )
+
+
+def summarize(findings: Sequence[Mapping[str, Any]], section: Section) -> tuple[Status, str]:
+    states = [str(f.get("status")) for f in findings]
+    if all(s in ("selected", "awaiting_approval") for s in states):
+        return section.status, section.summary  # nothing dispatched: the check's own words
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state] = counts.get(state, 0) + 1
+    order = ("failed", "timed_out", "canceled", "running", "queued", "passed", "selected")
+    words = {"timed_out": "timed out", "awaiting_approval": "awaiting approval"}
+    parts = [f"{counts[s]} {words.get(s, s)}" for s in order if counts.get(s)]
+    if counts.get("awaiting_approval"):
+        parts.append(f"{counts['awaiting_approval']} awaiting approval")
+    verdicts = [
+        c.get("verdict")
+        for f in findings
+        for c in f.get("comparisons") or []
+        if isinstance(c, dict)
+    ]
+    regressions = verdicts.count(REGRESSION)
+    improvements = verdicts.count(IMPROVEMENT)
+    unclear = verdicts.count(INCONCLUSIVE) + verdicts.count(FAILED)
+    if verdicts:
+        bench = [f"{regressions} regression{'s' if regressions != 1 else ''}"]
+        if improvements:
+            bench.append(f"{improvements} faster")
+        if unclear:
+            bench.append(f"{unclear} inconclusive")
+        parts.append("benchmarks: " + ", ".join(bench))
+    machines = ", ".join(dict.fromkeys(str(f.get("hardware")) for f in findings))
+    summary = f"GPU jobs on {machines}: " + ", ".join(parts)
+    if any(s in FAILING for s in states):
+        return Status.FAIL, summary
+    if regressions or counts.get("awaiting_approval"):
+        return Status.WARN, summary
+    return Status.PASS, summary

@@ -1,0 +1,263 @@
+"""GitHub Actions in the test server: workflow_dispatch, runs, their jobs and artifacts.
+
+The subset prbot's Actions engine uses, in GitHub's shapes: a dispatch creates a run (its
+``display_title`` is the workflow's ``run-name``, here ``prbot <prbot_dispatch input>``) and
+answers with its ids when asked (``return_run_details``, GitHub.com since 2025) or 204 as
+older servers do (``details=False``); runs, jobs and artifacts are listed; an artifact's zip
+downloads through a redirect as on GitHub. Tests finish runs with :meth:`finish` and build the
+``workflow_run`` webhook with :meth:`workflow_run_event`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.testing.host import RouteHost, ServerState
+from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found
+from bot.testing.state import now_iso
+
+
+@dataclass
+class FakeRun:
+    id: int
+    repo: str
+    workflow: str
+    ref: str
+    head_sha: str
+    inputs: dict[str, Any]
+    run_number: int
+    status: str = "queued"
+    conclusion: str | None = None
+    jobs: dict[str, str | None] = field(default_factory=dict)  # job name -> conclusion
+    job_ids: dict[str, int] = field(default_factory=dict)
+    artifacts: dict[int, tuple[str, bytes]] = field(default_factory=dict)
+    created_at: str = field(default_factory=now_iso)
+
+    @property
+    def display_title(self) -> str:
+        return f"prbot {self.inputs.get('prbot_dispatch', '')}".strip()
+
+
+class RawResponse(ApiResponse):
+    """Bytes as they are (an artifact's zip), not JSON."""
+
+    def encoded(self) -> bytes:
+        return self.body if isinstance(self.body, bytes) else b""
+
+
+class ActionsState:
+    def __init__(self, gh: ServerState) -> None:
+        self.gh = gh
+        self.runs: dict[int, FakeRun] = {}
+        # False: answer dispatches with 204 and no run, as GHES before 3.18 does.
+        self.details = True
+        # False: a dispatch's run appears only at start_pending() (GitHub queues it a moment).
+        self.immediate = True
+        self.pending: list[FakeRun] = []
+        self.dispatches: list[dict[str, Any]] = []
+
+    def start_pending(self) -> list[int]:
+        """Create the runs of dispatches made while ``immediate`` was False."""
+        with self.gh.lock:
+            started = [run.id for run in self.pending]
+            for run in self.pending:
+                self.runs[run.id] = run
+            self.pending.clear()
+            return started
+
+    # --- what tests do
+    def finish(
+        self,
+        run_id: int,
+        conclusion: str = "success",
+        *,
+        jobs: dict[str, str] | None = None,
+        artifacts: dict[str, dict[str, bytes]] | None = None,
+    ) -> dict[str, Any]:
+        """Complete a run (its jobs' conclusions, artifacts as ``{name: {file: bytes}}``);
+        returns the ``workflow_run.completed`` payload to deliver."""
+        with self.gh.lock:
+            run = self.runs[run_id]
+            run.status, run.conclusion = "completed", conclusion
+            for name in jobs or {}:
+                run.job_ids.setdefault(name, self.gh.ids())
+            run.jobs.update(jobs or {})
+            for name, files in (artifacts or {}).items():
+                buffer = io.BytesIO()
+                with zipfile.ZipFile(buffer, "w") as archive:
+                    for filename, blob in files.items():
+                        archive.writestr(filename, blob)
+                run.artifacts[self.gh.ids()] = (name, buffer.getvalue())
+            return self.workflow_run_event(run_id, "completed")
+
+    def workflow_run_event(self, run_id: int, action: str) -> dict[str, Any]:
+        with self.gh.lock:
+            run = self.runs[run_id]
+            repo = self.gh.repos[run.repo]
+            return {
+                "action": action,
+                "workflow_run": self.run_json(run),
+                "workflow": {"id": 1, "path": f".github/workflows/{run.workflow}"},
+                "repository": self.gh.shapes.repository(repo),
+                "installation": {"id": repo.installation_id},
+                "sender": self.gh.shapes.user("octocat"),
+            }
+
+    # --- shapes
+    def run_json(self, run: FakeRun) -> dict[str, Any]:
+        base = f"{self.gh.url}/repos/{run.repo}/actions/runs/{run.id}"
+        return {
+            "id": run.id,
+            "name": run.workflow,
+            "display_title": run.display_title,
+            "event": "workflow_dispatch",
+            "status": run.status,
+            "conclusion": run.conclusion,
+            "head_branch": run.ref,
+            "head_sha": run.head_sha,
+            "run_number": run.run_number,
+            "path": f".github/workflows/{run.workflow}",
+            "pull_requests": [],  # always empty for workflow_dispatch (and fork PRs)
+            "url": base,
+            "html_url": f"{self.gh.url}/{run.repo}/actions/runs/{run.id}",
+            "jobs_url": f"{base}/jobs",
+            "artifacts_url": f"{base}/artifacts",
+            "created_at": run.created_at,
+            "updated_at": now_iso(),
+        }
+
+
+def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
+    state = ActionsState(api.gh)
+    add = api.router.add
+    workflow = rf"{repo_pattern}/actions/workflows/(?P<workflow>[^/]+)"
+
+    def dispatch(req: ApiRequest) -> ApiResponse:
+        repo = api.repo(req)
+        body = req.json()
+        ref = body.get("ref")
+        inputs = body.get("inputs") or {}
+        if not isinstance(ref, str) or not isinstance(inputs, dict):
+            raise HttpError(422, "Invalid request")
+        if any(not isinstance(v, str) for v in inputs.values()) or len(inputs) > 25:
+            raise HttpError(422, "inputs must be at most 25 strings")
+        head = repo.branch_sha(ref)
+        if head is None:
+            raise HttpError(422, f"No ref found for: {ref}")
+        run = FakeRun(
+            state.gh.ids(),
+            repo.full_name,
+            req.params["workflow"],
+            ref,
+            head,
+            dict(inputs),
+            len(state.runs) + 1,
+        )
+        state.dispatches.append({"workflow": run.workflow, **body})
+        if not state.immediate:
+            state.pending.append(run)
+            return api.ok(None, status=204)
+        state.runs[run.id] = run
+        if body.get("return_run_details") and state.details:
+            run_json = state.run_json(run)
+            return api.ok(
+                {
+                    "workflow_run_id": run.id,
+                    "run_url": run_json["url"],
+                    "html_url": run_json["html_url"],
+                }
+            )
+        return api.ok(None, status=204)
+
+    def list_runs(req: ApiRequest) -> ApiResponse:
+        repo = api.repo(req)
+        found = [
+            state.run_json(run)
+            for run in sorted(state.runs.values(), key=lambda r: -r.id)
+            if run.repo == repo.full_name and run.workflow == req.params["workflow"]
+        ]
+        return api.ok({"total_count": len(found), "workflow_runs": found})
+
+    def _run(req: ApiRequest) -> FakeRun:
+        repo = api.repo(req)
+        run = state.runs.get(req.int_param("id"))
+        if run is None or run.repo != repo.full_name:
+            raise not_found()
+        return run
+
+    def get_run(req: ApiRequest) -> ApiResponse:
+        return api.ok(state.run_json(_run(req)))
+
+    def run_html(run: FakeRun) -> str:
+        return f"{state.gh.url}/{run.repo}/actions/runs/{run.id}"
+
+    def list_jobs(req: ApiRequest) -> ApiResponse:
+        run = _run(req)
+        jobs = [
+            {
+                "id": run.job_ids[name],
+                "run_id": run.id,
+                "name": name,
+                "status": "completed" if conclusion else run.status,
+                "conclusion": conclusion,
+                "html_url": f"{run_html(run)}/job/{run.job_ids[name]}",
+            }
+            for name, conclusion in run.jobs.items()
+        ]
+        return api.ok({"total_count": len(jobs), "jobs": jobs})
+
+    def list_artifacts(req: ApiRequest) -> ApiResponse:
+        run = _run(req)
+        base = f"{state.gh.url}/repos/{run.repo}/actions/artifacts"
+        listed = [
+            {
+                "id": artifact_id,
+                "name": name,
+                "size_in_bytes": len(blob),
+                "archive_download_url": f"{base}/{artifact_id}/zip",
+                "expired": False,
+            }
+            for artifact_id, (name, blob) in run.artifacts.items()
+        ]
+        return api.ok({"total_count": len(listed), "artifacts": listed})
+
+    def download(req: ApiRequest) -> ApiResponse:
+        repo = api.repo(req)
+        wanted = req.int_param("id")
+        for run in state.runs.values():
+            if run.repo == repo.full_name and wanted in run.artifacts:
+                return RawResponse(200, run.artifacts[wanted][1])
+        raise not_found()
+
+    def get_workflow(req: ApiRequest) -> ApiResponse:
+        repo = api.repo(req)
+        name = req.params["workflow"]
+        url = f"{state.gh.url}/repos/{repo.full_name}/actions/workflows/{name}"
+        return api.ok(
+            {
+                "id": abs(hash((repo.full_name, name))) % 10_000_000,
+                "name": name,
+                "path": f".github/workflows/{name}",
+                "state": "active",
+                "url": url,
+                "html_url": f"{state.gh.url}/{repo.full_name}/actions/workflows/{name}",
+            }
+        )
+
+    add("GET", workflow, get_workflow)
+    add("POST", f"{workflow}/dispatches", dispatch)
+    add("GET", f"{workflow}/runs", list_runs)
+    add("GET", rf"{repo_pattern}/actions/runs/(?P<id>\d+)", get_run)
+    add("GET", rf"{repo_pattern}/actions/runs/(?P<id>\d+)/jobs", list_jobs)
+    add("GET", rf"{repo_pattern}/actions/runs/(?P<id>\d+)/artifacts", list_artifacts)
+    add("GET", rf"{repo_pattern}/actions/artifacts/(?P<id>\d+)/zip", download)
+    return state
+
+
+def runs_json(state: ActionsState) -> str:
+    """Every run, for a failing test's message."""
+    return json.dumps([state.run_json(run) for run in state.runs.values()], indent=1)

@@ -1,0 +1,221 @@
+"""GPU jobs end to end over real HTTP: the local GitHub server, prbot's intake and worker, and
+the local Buildkite sending signed webhooks. The model case is an SM100-only MLA backend."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from bot.demo import INSTALLATION_ID, LocalStack, wait_for
+from bot.report import MARKER
+
+REPO = "acme/vllm-lite"
+STEPS = """
+group: Attention
+steps:
+- label: "(H100) V1 Attention"
+  key: v1-attention-h100
+  device: h100
+  source_file_dependencies: [vllm/v1/attention]
+- label: "(B200) V1 Attention"
+  key: v1-attention-b200
+  device: b200
+  source_file_dependencies: [vllm/v1/attention]
+"""
+REGISTRY = (
+    "from enum import Enum\n\n\nclass AttentionBackendEnum(Enum):\n"
+    '    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"\n'
+)
+BACKEND = (
+    "class FastMLABackend:\n    @classmethod\n"
+    "    def supports_compute_capability(cls, capability) -> bool:\n"
+    "        return capability.major == 10\n"
+)
+CHANGE = {
+    "vllm/v1/attention/backends/registry.py": REGISTRY
+    + '    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"\n',
+    "vllm/v1/attention/backends/mla/fast_mla.py": BACKEND,
+}
+RULES = "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n"
+SMOKE, BENCH = "v1-attention-b200", "prbot-attention-benchmark-b200"
+
+
+@pytest.fixture
+def stack(tmp_path):
+    with LocalStack(tmp_path / "stack", default_rules="vllm", buildkite=True) as running:
+        running.github.create_repo(
+            REPO,
+            installation_id=INSTALLATION_ID,
+            files={
+                ".buildkite/test_areas/attention.yaml": STEPS,
+                "vllm/__init__.py": "",
+                "vllm/v1/attention/backends/registry.py": REGISTRY,
+                ".github/prbot.yml": RULES,
+            },
+        )
+        running.github.set_permission(REPO, "maintainer", "write")
+        yield running
+
+
+def open_pr(stack, association: str) -> int:
+    stack.github.commit(REPO, "fast-mla", CHANGE, "add FAST_MLA")
+    pull = stack.github.open_pull_request(
+        REPO,
+        head_branch="fast-mla",
+        title="[Attention] FAST_MLA",
+        author="contributor",
+        author_association=association,
+    )
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, pull["number"], "opened"))
+    return pull["number"]
+
+
+def comment(stack, number: int) -> str:
+    found = [c for c in stack.github.comments(REPO, number) if MARKER in c["body"]]
+    return found[0]["body"] if found else ""
+
+
+def results(mean: float, seed: int) -> bytes:
+    rng = random.Random(seed)
+    return json.dumps(
+        [
+            {
+                "config": {"backend": "FAST_MLA", "batch_spec": spec},
+                "mean_time": mean * rng.lognormvariate(0, 0.01),
+                "std_time": 0.0,
+                "error": None,
+            }
+            for spec in ("16q1s1k", "64q1s4k")
+        ]
+    ).encode()
+
+
+def builds_for(bk, keys: list[str]) -> list:
+    return [
+        b for b in bk.builds.values() if json.loads(b.body["env"]["VLLM_CI_ONLY_STEP_KEYS"]) == keys
+    ]
+
+
+def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(stack) -> None:
+    bk = stack.buildkite
+    number = open_pr(stack, "MEMBER")
+    wait_for(lambda: len(bk.builds) == 3, what="three builds")
+    wait_for(stack.idle, what="idle")
+    (smoke,) = builds_for(bk, [SMOKE])
+    head_bench, base_bench = sorted(builds_for(bk, [BENCH]), key=lambda b: b.body["branch"])
+    assert head_bench.body["branch"] == "fast-mla" and base_bench.body["branch"] == "main"
+    assert head_bench.body["env"]["PRBOT_BENCHMARK_BACKENDS"] == "FAST_MLA"
+    assert "mla_decode.yaml" in head_bench.body["env"]["PRBOT_BENCHMARK_CONFIG"]
+    body = comment(stack, number)
+    assert "🕒 queued" in body and "`b200`" in body and "h100" not in body.split("Hardware")[0]
+    head = smoke.body["commit"]
+    runs = stack.github.check_runs(REPO, head)
+    assert len(runs) == 1 and runs[0]["status"] == "in_progress"
+
+    bk.finish_job(smoke.number, SMOKE, "passed")
+    runs_per_side = 5
+    for build, mean, seed in ((head_bench, 1.10e-3, 1), (base_bench, 1.0e-3, 100)):
+        files = {f"results-{i}.json": results(mean, seed + i) for i in range(runs_per_side)}
+        bk.finish_job(build.number, BENCH, "passed", artifacts=files)
+    wait_for(lambda: "❌ regression" in comment(stack, number), what="the ratio table")
+    wait_for(stack.idle, what="idle")
+    body = comment(stack, number)
+    assert "✅ passed" in body and "```mermaid\nxychart-beta" in body
+    assert "FAST\\_MLA 16q1s1k" in body
+    runs = stack.github.check_runs(REPO, head)
+    assert len(runs) == 1 and runs[0]["status"] == "completed"
+
+    # A replayed webhook changes nothing and creates nothing.
+    creates = bk.count_calls("POST", "/builds")
+    edits_before = len(stack.github.comments(REPO, number))
+    payload = {"event": "job.finished", "build": {"id": smoke.id, "number": smoke.number}}
+    assert bk.deliver("job.finished", payload) in (200, 202)
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("POST", "/builds") == creates == 3
+    assert len(stack.github.comments(REPO, number)) == edits_before
+
+    # /recheck with nothing failed creates no build.
+    note = stack.github.add_user_comment(REPO, number, "maintainer", "/recheck")
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, note))
+    wait_for(lambda: "rocket" in stack.github.reactions(REPO, note["id"]), what="recheck ran")
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("POST", "/builds") == 3
+    assert "✅ passed" in comment(stack, number)
+
+
+def test_an_untrusted_pr_waits_for_an_approval_of_its_head(stack) -> None:
+    bk = stack.buildkite
+    number = open_pr(stack, "CONTRIBUTOR")
+    wait_for(lambda: "awaiting approval" in comment(stack, number), what="awaiting")
+    # Nothing the author does dispatches: /recheck, a quoted approval, an approval in code.
+    for text in ("/recheck", "> /approve-gpu", "```\n/approve-gpu\n```", "/approve-gpu"):
+        note = stack.github.add_user_comment(REPO, number, "contributor", text)
+        stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, note))
+    quoted = stack.github.add_user_comment(REPO, number, "maintainer", "> /approve-gpu")
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, quoted))
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("POST", "/builds") == 0
+
+    approval = stack.github.add_user_comment(REPO, number, "maintainer", "/approve-gpu")
+    # An edited comment never approves; this one is delivered as an edit first.
+    edited = stack.github.issue_comment_event(REPO, number, approval, action="edited")
+    stack.deliver("issue_comment", edited)
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("POST", "/builds") == 0
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, approval))
+    wait_for(lambda: len(bk.builds) == 3, what="builds after the approval")
+    wait_for(stack.idle, what="idle")
+    approved_head = next(iter(bk.builds.values())).body["commit"]
+    # The same approval delivered again changes nothing.
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, approval))
+    wait_for(stack.idle, what="idle")
+    assert len(bk.builds) == 3
+
+    # A push makes a head nobody approved.
+    new_head = stack.github.push(
+        REPO, number, {"vllm/v1/attention/backends/mla/fast_mla.py": BACKEND + "# v2\n"}
+    )
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
+    wait_for(lambda: f"prbot:head={new_head}" in comment(stack, number), what="new report")
+    wait_for(stack.idle, what="idle")
+    assert "awaiting approval" in comment(stack, number) and len(bk.builds) == 3
+    assert new_head != approved_head
+
+
+def test_approvals_by_label_and_of_the_head_the_approver_saw(stack) -> None:
+    bk = stack.buildkite
+    number = open_pr(stack, "CONTRIBUTOR")
+    wait_for(lambda: "awaiting approval" in comment(stack, number), what="awaiting")
+
+    def labeled(by: str, label: str = "ready") -> dict:
+        payload = stack.github.pull_request_event(REPO, number, "labeled", label=label)
+        payload["sender"] = {**payload["sender"], "login": by}
+        return payload
+
+    old_label = labeled("maintainer")
+    # The author pushes while the maintainer writes: the comment predates the new head's
+    # report, so it approves nothing; the label added on the old head neither.
+    new_head = stack.github.push(REPO, number, {"vllm/v1/attention/backends/mla/x.py": "y = 1\n"})
+    approval = stack.github.add_user_comment(REPO, number, "maintainer", "/approve-gpu")
+    event = stack.github.issue_comment_event(REPO, number, approval)
+    event["comment"]["created_at"] = "2020-01-01T00:00:00Z"
+    stack.deliver("issue_comment", event)
+    stack.deliver("pull_request", old_label)
+    wait_for(stack.idle, what="idle")
+    replies = [c["body"] for c in stack.github.comments(REPO, number) if "head moved" in c["body"]]
+    assert len(replies) == 1 and new_head[:12] in replies[0]
+    assert bk.count_calls("POST", "/builds") == 0
+
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
+    wait_for(lambda: f"prbot:head={new_head}" in comment(stack, number), what="new report")
+    for payload in (labeled("contributor"), labeled("maintainer", label="documentation")):
+        stack.deliver("pull_request", payload)  # the author's own label; not an approval label
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("POST", "/builds") == 0
+    stack.deliver("pull_request", labeled("maintainer"))
+    wait_for(lambda: len(bk.builds) == 3, what="builds after the label")
+    assert {b.body["commit"] for b in bk.builds.values()} >= {new_head}
+    body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
+    assert "awaiting approval" not in body.split("Details: GPU jobs")[1]

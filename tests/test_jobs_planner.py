@@ -1,0 +1,133 @@
+"""The dispatch planner: trust, approvals, earlier records and recheck modes -> builds."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+
+from bot.jobs.planner import Head, WantedJob, plan
+from bot.store.jobs import JobKey, JobRecord
+
+HEAD, BASE = "a" * 40, "b" * 40
+SMOKE = WantedJob("V1 attention (B200)", "gpu_smoke", "b200", "buildkite", "r", "v1-attention-b200")
+SMOKE2 = WantedJob("Kernels (B200)", "gpu_smoke", "b200", "buildkite", "r", "kernels-b200")
+BENCH = WantedJob(
+    "MLA decode benchmark",
+    "benchmark",
+    "b200",
+    "buildkite",
+    "r",
+    "prbot-attention-benchmark-b200",
+    ("TOKENSPEED_MLA",),
+    "benchmarks/attention_benchmarks/configs/mla_decode.yaml",
+)
+TRUSTED = Head("acme/widgets", 7, HEAD, BASE, trusted=True)
+UNTRUSTED = Head("acme/widgets", 7, HEAD, BASE, trusted=False)
+
+
+def record(job: WantedJob, state: str, attempt: int = 1, side: str = "head", **extra) -> JobRecord:
+    return JobRecord(
+        id=1,
+        key=JobKey("acme/widgets", 7, HEAD, job.name, side),
+        commit_sha=HEAD if side == "head" else BASE,
+        kind=job.kind,
+        engine="buildkite",
+        hardware=job.hardware,
+        step_key=job.step_key,
+        spec={},
+        state=state,
+        attempt=attempt,
+        dispatch_key=extra.get("dispatch_key", "k"),
+        build_id=extra.get("build_id", "b1"),
+        build_number=1,
+        build_url="u",
+        job_url=None,
+        results=None,
+        error=None,
+        updated_at=datetime.now(UTC),
+    )
+
+
+def test_a_trusted_head_gets_one_build_for_its_smoke_steps_and_two_per_benchmark() -> None:
+    result = plan([SMOKE, SMOKE2, BENCH], TRUSTED, {})
+    smoke, head_bench, base_bench = result.dispatches
+    assert smoke.step_keys == ("v1-attention-b200", "kernels-b200") and smoke.commit_sha == HEAD
+    assert (head_bench.side, head_bench.commit_sha) == ("head", HEAD)
+    assert (base_bench.side, base_bench.commit_sha) == ("base", BASE)
+    assert head_bench.env == {
+        "PRBOT_BENCHMARK_RUNS": "5",
+        "PRBOT_BENCHMARK_CONFIG": BENCH.config,
+        "PRBOT_BENCHMARK_BACKENDS": "TOKENSPEED_MLA",
+    }
+    assert all(attempt == 1 for d in result.dispatches for _, attempt in d.jobs)
+    assert len({d.dispatch_key for d in result.dispatches}) == 3 and not result.awaiting
+
+
+def test_an_untrusted_head_waits_whatever_asks() -> None:
+    for mode in ("event", "recheck", "recheck_all", "approval"):
+        result = plan([SMOKE, BENCH], UNTRUSTED, {}, mode=mode)
+        assert not result.dispatches
+        assert [s.key.name for s in result.awaiting] == [SMOKE.name, BENCH.name]
+
+
+def test_an_approved_head_dispatches_and_its_author_cannot_rerun_failures() -> None:
+    approved = dataclasses.replace(UNTRUSTED, approvers=("maint",))
+    assert plan([SMOKE], approved, {}).creates == 1
+    failed = {(SMOKE.name, "head"): record(SMOKE, "failed")}
+    assert plan([SMOKE], approved, failed, mode="recheck").creates == 0
+    # A maintainer's new approval re-runs what failed.
+    again = plan([SMOKE], approved, failed, mode="approval")
+    assert [attempt for _, attempt in again.dispatches[0].jobs] == [2]
+
+
+def test_a_replay_dispatches_nothing_twice() -> None:
+    for state in ("queued", "running", "passed", "failed"):
+        records = {(SMOKE.name, "head"): record(SMOKE, state)}
+        assert plan([SMOKE], TRUSTED, records).creates == 0
+
+
+def test_recheck_reruns_failed_and_missing_and_recheck_all_passed_too() -> None:
+    records = {
+        (SMOKE.name, "head"): record(SMOKE, "passed"),
+        (SMOKE2.name, "head"): record(SMOKE2, "timed_out", attempt=2),
+    }
+    wanted = [SMOKE, SMOKE2, BENCH]
+    result = plan(wanted, TRUSTED, records, mode="recheck")
+    smoke = result.dispatches[0]
+    assert [(s.key.name, a) for s, a in smoke.jobs] == [(SMOKE2.name, 3)]
+    assert result.creates == 3  # the failed smoke step, and the missing benchmark's two sides
+    result = plan(wanted, TRUSTED, records, mode="recheck_all")
+    assert [(s.key.name, a) for s, a in result.dispatches[0].jobs] == [
+        (SMOKE.name, 2),
+        (SMOKE2.name, 3),
+    ]
+
+
+def test_a_claim_without_a_build_is_resumed_not_redispatched() -> None:
+    records = {(SMOKE.name, "head"): record(SMOKE, "queued", build_id=None, dispatch_key="k7")}
+    result = plan([SMOKE], TRUSTED, records)
+    assert result.resume == ["k7"] and result.creates == 0
+
+
+def test_the_merge_bases_run_is_reused_and_a_job_without_a_step_is_only_shown() -> None:
+    result = plan([BENCH], TRUSTED, {}, reusable_base=frozenset({BENCH.name}))
+    assert [d.side for d in result.dispatches] == ["head"] and result.reused_base == [BENCH.name]
+    stepless = dataclasses.replace(BENCH, step_key=None)
+    result = plan([stepless], TRUSTED, {})
+    assert not result.dispatches and "no step key" in result.problems[0]
+
+
+def test_from_finding_reads_the_contract_fields() -> None:
+    finding = {
+        "name": "MLA decode benchmark",
+        "kind": "benchmark",
+        "hardware": "b200",
+        "engine": "buildkite",
+        "reason": "x",
+        "step_key": "s",
+        "backends": ["TOKENSPEED_MLA"],
+        "config": "c.yaml",
+        "status": "selected",
+    }
+    job = WantedJob.from_finding(finding)
+    assert job.backends == ("TOKENSPEED_MLA",) and job.config == "c.yaml" and job.step_key == "s"

@@ -1,0 +1,165 @@
+"""The jobs section redrawn from records: states, links, verdicts, the ratio table and chart."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+from bot.checks.base import Section, Status
+from bot.ci.stored_report import report_from_json, report_to_json, with_job_progress
+from bot.jobs.progress import chart_label, mermaid_chart, overlay, safe_url
+from bot.report import Report, render_markdown
+from bot.store.jobs import JobKey, JobRecord
+
+HEAD, BASE = "a" * 40, "b" * 40
+
+
+def finding(name: str, kind: str = "gpu_smoke", status: str = "selected") -> dict:
+    return {
+        "name": name,
+        "kind": kind,
+        "hardware": "b200",
+        "reason": "vllm/v1/attention/backends/mla/fast.py changed",
+        "status": status,
+        "engine": "buildkite",
+        "url": None,
+        "step_key": "k",
+        "backends": ["FAST_MLA"] if kind == "benchmark" else [],
+        "config": "mla_decode.yaml" if kind == "benchmark" else None,
+    }
+
+
+def section(*findings: dict) -> Section:
+    return Section(
+        "jobs", Status.PASS, "2 selected on b200", list(findings), {"problems": [], "dropped": []}
+    )
+
+
+def record(name: str, state: str, side: str = "head", results=None, **extra) -> JobRecord:
+    return JobRecord(
+        id=1,
+        key=JobKey("acme/widgets", 7, HEAD, name, side),
+        commit_sha=HEAD if side == "head" else BASE,
+        kind=extra.get("kind", "gpu_smoke"),
+        engine="buildkite",
+        hardware="b200",
+        step_key="k",
+        spec={},
+        state=state,
+        attempt=1,
+        dispatch_key="d",
+        build_id="b",
+        build_number=4,
+        build_url="https://buildkite.com/acme/ci/builds/4",
+        job_url=extra.get("job_url"),
+        results=results,
+        error=extra.get("error"),
+        updated_at=datetime.now(UTC),
+    )
+
+
+def runs(mean: float, n: int, configs: list[str], seed: int) -> list[dict[str, float]]:
+    rng = random.Random(seed)
+    return [{c: mean * rng.lognormvariate(0, 0.01) for c in configs} for _ in range(n)]
+
+
+def test_each_state_shows_with_its_link_and_the_section_fails_on_a_failure() -> None:
+    smoke = finding("V1 attention (B200)")
+    other = finding("Kernels (B200)")
+    redrawn = overlay(
+        section(smoke, other),
+        [
+            record("V1 attention (B200)", "running", job_url="https://buildkite.com/acme/ci/b/4#j"),
+            record("Kernels (B200)", "failed", error="exit 1"),
+        ],
+    )
+    states = [f["status"] for f in redrawn.findings]
+    assert states == ["running", "failed"] and redrawn.status == Status.FAIL
+    assert redrawn.data["pending"] is True
+    assert "1 failed, 1 running" in redrawn.summary
+    report = Report("acme/widgets", 7, HEAD, BASE, [redrawn])
+    markdown = render_markdown(report)
+    assert "[🏃 running](https://buildkite.com/acme/ci/b/4#j)" in markdown
+    assert "❌ failed" in markdown and "exit 1" in markdown
+
+
+def test_nothing_dispatched_keeps_the_checks_words() -> None:
+    awaiting = finding("V1 attention (B200)", status="awaiting_approval")
+    base = section(awaiting)
+    redrawn = overlay(base, [record("V1 attention (B200)", "awaiting_approval")])
+    assert (redrawn.status, redrawn.summary) == (base.status, base.summary)
+    assert "approval command" in render_markdown(Report("a/b", 7, HEAD, BASE, [redrawn]))
+
+
+def test_a_benchmark_gets_its_ratio_table_and_chart() -> None:
+    configs = ["FAST_MLA 16q1s1k", "FAST_MLA 64q1s4k"]
+    head = record("MLA decode", "passed", results=runs(1.10e-3, 5, configs, 1), kind="benchmark")
+    base = record(
+        "MLA decode", "passed", "base", results=runs(1.0e-3, 5, configs, 2), kind="benchmark"
+    )
+    redrawn = overlay(section(finding("MLA decode", "benchmark")), [head, base])
+    (comparison, _) = redrawn.findings[0]["comparisons"]
+    assert comparison["verdict"] == "regression" and comparison["low"] > 1.0
+    assert redrawn.status == Status.WARN and "2 regressions" in redrawn.summary
+    markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [redrawn]))
+    assert "| Configuration | Base (ms) |" in markdown and "❌ regression" in markdown
+    assert "```mermaid\nxychart-beta" in markdown and "bar [1.09" in markdown
+    assert "| 1.099 |" in markdown
+    assert f"`{BASE[:7]}`" in markdown and "5 base, 5 head" in markdown
+
+
+def test_benchmark_labels_from_an_artifact_cannot_escape_the_table_or_the_chart() -> None:
+    # The artifact comes out of the PR's own code: its labels are hostile text.
+    hostile = 'X"] \n```\n<img src=x> @admin %%{init: {}}%% #12'
+    head = record("MLA", "passed", results=runs(1.0, 3, [hostile], 1), kind="benchmark")
+    base = record("MLA", "passed", "base", results=runs(1.0, 3, [hostile], 2), kind="benchmark")
+    redrawn = overlay(section(finding("MLA", "benchmark")), [head, base])
+    markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [redrawn]))
+    chart = markdown.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+    assert "%%" not in chart and "{" not in chart and "<img" not in chart
+    assert chart.count('"') == 4 + 2  # the title's pair, the one label's pair, the axis'
+    assert "<img" not in markdown and "@admin" not in markdown
+    assert chart_label("a\nb`c") == "a_b_c"
+
+
+def test_links_are_plain_http_urls_only() -> None:
+    assert safe_url("https://buildkite.com/acme/ci/builds/4#x") is not None
+    for url in ("javascript:alert(1)", "https://x.com/a)b", "https://x.com/ a", None, ""):
+        assert safe_url(url) is None
+
+
+def test_the_whole_report_survives_storage_and_only_jobs_is_redrawn() -> None:
+    other = Section("changed_files", Status.PASS, "3 files", [], {"areas": {"x"}, "n": 1})
+    jobs = section(finding("V1 attention (B200)"))
+    report = Report("acme/widgets", 7, HEAD, BASE, [other, jobs])
+    restored = report_from_json(report_to_json(report))
+    assert restored.sections[0].data == {"areas": ["x"], "n": 1}
+    redrawn = with_job_progress(restored, [record("V1 attention (B200)", "passed")])
+    assert redrawn.sections[0] is restored.sections[0]
+    assert redrawn.sections[1].findings[0]["status"] == "passed"
+
+
+def test_the_chart_needs_a_ratio() -> None:
+    assert mermaid_chart("x", [{"config": "a", "ratio": None}]) == ""
+
+
+def test_the_report_shows_every_job_state() -> None:
+    states = {
+        "selected": "🔵 selected",
+        "awaiting_approval": "⏸️ awaiting approval",
+        "queued": "🕒 queued",
+        "running": "🏃 running",
+        "passed": "✅ passed",
+        "failed": "❌ failed",
+        "timed_out": "⌛ timed out",
+        "canceled": "🚫 canceled",
+    }
+    names = {state: f"job {index}" for index, state in enumerate(states)}
+    findings = [finding(name, status="selected") for name in names.values()]
+    records = [record(names[state], state) for state in states if state != "selected"]
+    redrawn = overlay(section(*findings), records)
+    markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [redrawn]))
+    for state, shown in states.items():
+        row = next(line for line in markdown.splitlines() if f"| {names[state]} |" in line)
+        assert shown in row, state
+    assert "1 timed out" in redrawn.summary and "1 awaiting approval" in redrawn.summary
