@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -14,14 +18,51 @@ class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
 
 
-def _float(name: str, default: float) -> float:
+# systemd's EnvironmentFile= and compose's env_file: keep everything after "=" as the value,
+# so "KEY=value   # note" arrives with the note; whitespace then "#" is never meant as a value.
+_INLINE_COMMENT = re.compile(r"\s#")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+
+
+def check_environment(environ: Mapping[str, str]) -> None:
+    """Refuse any PRBOT_* value with a trailing comment or surrounding whitespace."""
+    for name in sorted(environ):
+        raw = environ[name]
+        if not name.startswith("PRBOT_") or raw == "":
+            continue
+        if _INLINE_COMMENT.search(raw):
+            raise ConfigError(
+                f"{name} has a comment after its value ({_shown(name, raw)}); "
+                "env files keep it as part of the value: put comments on lines of their own"
+            )
+        if raw != raw.strip():
+            raise ConfigError(f"{name} has whitespace around its value ({_shown(name, raw)})")
+
+
+def _shown(name: str, raw: str) -> str:
+    # Secrets are named, never echoed.
+    return "value hidden" if "SECRET" in name else repr(raw[:80])
+
+
+def _raw(name: str) -> str | None:
     raw = os.environ.get(name)
-    if raw is None or raw == "":
+    return None if raw is None or raw == "" else raw
+
+
+def _float(name: str, default: float, *, minimum: float | None = None) -> float:
+    raw = _raw(name)
+    if raw is None:
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number, got {raw!r}")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum:g}, got {raw}")
+    return value
 
 
 def _positive(name: str, default: float) -> float:
@@ -29,6 +70,66 @@ def _positive(name: str, default: float) -> float:
     if value <= 0:
         raise ConfigError(f"{name} must be above 0, got {value:g}")
     return value
+
+
+def _int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = _raw(name)
+    if raw is None:
+        return default
+    if not re.fullmatch(r"[+-]?\d{1,12}", raw):
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}")
+    value = int(raw)
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _choice(name: str, default: str, choices: tuple[str, ...], *, fold=str) -> str:  # noqa: ANN001
+    raw = _raw(name)
+    if raw is None:
+        return default
+    if fold(raw) not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return fold(raw)
+
+
+def _api_url(name: str, default: str) -> str:
+    raw = _raw(name)
+    if raw is None:
+        return default
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(f"{name} must be an http(s) URL such as {default}, got {raw!r}")
+    try:
+        parts.port  # noqa: B018 - raises on a port out of range
+    except ValueError:
+        raise ConfigError(f"{name} has a bad port: {raw!r}") from None
+    return raw.rstrip("/")
+
+
+def _database_url(name: str) -> str | None:
+    raw = _raw(name)
+    if raw is None:
+        return None
+    scheme = raw.partition(":")[0].partition("+")[0]
+    if scheme not in ("sqlite", "postgresql", "postgres") or "://" not in raw:
+        raise ConfigError(
+            f"{name} must be postgresql://user@host/db or sqlite:///path, "
+            f"got one starting {raw[:12]!r}"
+        )
+    return raw
+
+
+def _rules_name(name: str, default: str) -> str:
+    raw = _raw(name)
+    if raw is None:
+        return default
+    from bot.rules import builtin_names  # yaml and pydantic only when the setting is given
+
+    names = builtin_names()
+    if raw not in names:
+        raise ConfigError(f"{name} must be one of {', '.join(names)}, got {raw!r}")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -96,39 +197,80 @@ class Settings:
     worker_memory_mb: int = 4096
     ci: CiSettings = field(default_factory=CiSettings)
 
+    # Seconds between missed-delivery repair runs (bot/repair.py); 0 turns them off.
+    repair_interval: float = 600.0
+    # Logs: text lines, or one JSON object a line (bot/logs.py).
+    log_level: str = "WARNING"
+    log_format: str = "text"
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
+        """Every PRBOT_* setting, checked: a bad value raises ConfigError naming it."""
+        check_environment(os.environ)
         secrets = tuple(
             s.strip() for s in os.environ.get("PRBOT_WEBHOOK_SECRET", "").split(",") if s.strip()
         )
-        key_path = os.environ.get("PRBOT_PRIVATE_KEY_PATH")
+        key_path = _raw("PRBOT_PRIVATE_KEY_PATH")
+        app_id = _raw("PRBOT_APP_ID")
+        if app_id is not None and not app_id.isdigit():
+            raise ConfigError(f"PRBOT_APP_ID must be the App's numeric id, got {app_id!r}")
         values: dict[str, object] = {
             "webhook_secrets": secrets,
-            "app_id": os.environ.get("PRBOT_APP_ID") or None,
+            "app_id": app_id,
             "private_key_path": Path(key_path) if key_path else None,
-            "database_url": os.environ.get("PRBOT_DATABASE_URL") or None,
-            "github_api_url": os.environ.get("PRBOT_GITHUB_API_URL", DEFAULT_API_URL).rstrip("/"),
-            "data_dir": Path(os.environ.get("PRBOT_DATA_DIR", ".prbot")),
-            "default_rules": os.environ.get("PRBOT_DEFAULT_RULES", "default"),
-            "lease_seconds": _float("PRBOT_LEASE_SECONDS", 300.0),
-            "max_attempts": int(_float("PRBOT_MAX_ATTEMPTS", 5)),
-            "poll_seconds": _float("PRBOT_POLL_SECONDS", 0.5),
-            "worker_threads": int(_float("PRBOT_WORKER_THREADS", 2)),
-            "sandbox_user": os.environ.get("PRBOT_SANDBOX_USER") or None,
-            "github_timeout": _float("PRBOT_GITHUB_TIMEOUT", 30.0),
-            "github_request_interval": _float("PRBOT_GITHUB_REQUEST_INTERVAL", 0.25),
-            "github_write_interval": _float("PRBOT_GITHUB_WRITE_INTERVAL", 1.0),
+            "database_url": _database_url("PRBOT_DATABASE_URL"),
+            "github_api_url": _api_url("PRBOT_GITHUB_API_URL", DEFAULT_API_URL),
+            "data_dir": Path(_raw("PRBOT_DATA_DIR") or ".prbot"),
+            "default_rules": _rules_name("PRBOT_DEFAULT_RULES", "default"),
+            "lease_seconds": _positive("PRBOT_LEASE_SECONDS", 300.0),
+            "max_attempts": _int("PRBOT_MAX_ATTEMPTS", 5, minimum=1),
+            "poll_seconds": _positive("PRBOT_POLL_SECONDS", 0.5),
+            "worker_threads": _int("PRBOT_WORKER_THREADS", 2, minimum=1),
+            "sandbox_user": _raw("PRBOT_SANDBOX_USER"),
+            "github_timeout": _positive("PRBOT_GITHUB_TIMEOUT", 30.0),
+            "github_request_interval": _float("PRBOT_GITHUB_REQUEST_INTERVAL", 0.25, minimum=0),
+            "github_write_interval": _float("PRBOT_GITHUB_WRITE_INTERVAL", 1.0, minimum=0),
             "header_timeout": _positive("PRBOT_INTAKE_HEADER_TIMEOUT", 10.0),
             "body_timeout": _positive("PRBOT_INTAKE_BODY_TIMEOUT", 30.0),
             "keep_alive_timeout": _positive("PRBOT_INTAKE_KEEP_ALIVE", 5.0),
-            "max_connections": int(_positive("PRBOT_INTAKE_MAX_CONNECTIONS", 500)),
+            "max_connections": _int("PRBOT_INTAKE_MAX_CONNECTIONS", 500, minimum=1),
             "max_inflight_bytes": int(_positive("PRBOT_INTAKE_MAX_INFLIGHT_MB", 100) * 1024**2),
-            "worker_processes": int(_positive("PRBOT_WORKER_PROCESSES", 1)),
-            "worker_memory_mb": int(_float("PRBOT_WORKER_MEMORY_MB", 4096)),
+            "worker_processes": _int("PRBOT_WORKER_PROCESSES", 1, minimum=1),
+            "worker_memory_mb": _int("PRBOT_WORKER_MEMORY_MB", 4096, minimum=0),
+            "repair_interval": _float("PRBOT_REPAIR_INTERVAL", 600.0, minimum=0),
+            "log_level": _choice("PRBOT_LOG_LEVEL", "WARNING", LOG_LEVELS, fold=str.upper),
+            "log_format": _choice("PRBOT_LOG_FORMAT", "text", LOG_FORMATS, fold=str.lower),
             "ci": CiSettings.from_env(),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+    def check_startup(self, *, github: bool, intake: bool = True) -> None:
+        """What a long-running process needs before it starts anything: the key parses, the
+        sandbox account exists, the data directory is writable. ``github=False``: no GitHub
+        calls (intake only); ``intake=False``: no webhooks (a worker)."""
+        if github and (self.private_key_path is not None or not self.dry_run):
+            self.require_app()
+            load_private_key(self.private_key(), "PRBOT_PRIVATE_KEY_PATH")
+        elif intake and not self.webhook_secrets:
+            raise ConfigError("missing settings: PRBOT_WEBHOOK_SECRET")
+        if self.sandbox_user is not None:
+            import pwd
+
+            try:
+                pwd.getpwnam(self.sandbox_user)
+            except KeyError:
+                raise ConfigError(
+                    f"PRBOT_SANDBOX_USER: no account named {self.sandbox_user!r} on this host"
+                ) from None
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"PRBOT_DATA_DIR: cannot create {self.data_dir}: {exc.strerror}"
+            ) from None
+        if not os.access(self.data_dir, os.W_OK | os.X_OK):
+            raise ConfigError(f"PRBOT_DATA_DIR: {self.data_dir} is not writable")
 
     def private_key(self) -> str:
         if self.private_key_path is None:
@@ -153,3 +295,18 @@ class Settings:
         ]
         if missing:
             raise ConfigError(f"missing settings: {', '.join(missing)}")
+
+
+def load_private_key(pem: str, name: str) -> None:
+    """Raise ConfigError unless ``pem`` is an RSA private key (what GitHub issues)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    try:
+        key = serialization.load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError, UnicodeEncodeError):
+        raise ConfigError(
+            f"{name}: the file is not a PEM private key without a passphrase"
+        ) from None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ConfigError(f"{name}: GitHub App keys are RSA; this key is not")

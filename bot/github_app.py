@@ -19,9 +19,10 @@ from github.Commit import Commit
 from github.IssueComment import IssueComment
 
 from bot.config import Settings
-from bot.metrics import install_github_call_counter
+from bot.metrics import count_github_retry, install_github_call_counter
 
 CHECK_RUN_NAME = "prbot"
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,34 @@ class PullInfo:
     payload: dict[str, Any]
 
 
+class CountedRetry(GithubRetry):
+    """PyGithub's retry (rate limits honoured, backoff), each retry counted in /metrics.
+
+    Reads are retried on 5xx and rate limits. A write is retried only on a rate limit that
+    says when to come back (403 or 429 with Retry-After): GitHub refused it without acting,
+    so sending it again cannot double it. Any other failure of a write may have come after
+    the effect, and is the job's to retry (its effect records find what the first try made).
+    """
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() not in READ_METHODS:
+            return bool(self.total) and has_retry_after and status_code in (403, 429)
+        return super().is_retry(method, status_code, has_retry_after)
+
+    def increment(self, method=None, url=None, response=None, error=None, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN204
+        retry = super().increment(method, url, response, error, *args, **kwargs)
+        count_github_retry(method, url, getattr(response, "status", None), error)
+        return retry  # (when retries are used up, super() raised: nothing was counted)
+
+
+@dataclass(frozen=True)
+class HookPage:
+    status: int  # 200, or 304 when the conditional request found nothing new
+    body: str
+    link: str | None
+    etag: str | None
+
+
 class GitHubApp:
     """One App: a JWT signer plus a cached client per installation."""
 
@@ -77,16 +106,47 @@ class GitHubApp:
     def _retry(self) -> GithubRetry:
         # PyGithub retries POST too; a read timeout may come after GitHub already created
         # the comment, so never resend on read errors. The job-level effect records recover.
-        return GithubRetry(total=5, backoff_factor=0.5, read=0)
+        # Nor on a status for a write: a 502 may come after GitHub created the comment (or
+        # appended the annotations), so writes are retried by the job, whose effect records
+        # find what the first try made. Reads are retried here.
+        return CountedRetry(total=5, backoff_factor=0.5, read=0, allowed_methods=READ_METHODS)
+
+    def _integration(self) -> GithubIntegration:
+        return GithubIntegration(
+            auth=self._app_auth,
+            base_url=self._base_url,
+            retry=self._retry(),
+            timeout=self._timeout,
+            **self._pacing,
+        )
 
     def bot_login(self) -> str:
         """'<slug>[bot]', the author of our comments (one GET /app per process)."""
         if self._bot_login is None:
-            integration = GithubIntegration(
-                auth=self._app_auth, base_url=self._base_url, retry=self._retry(), **self._pacing
-            )
-            self._bot_login = f"{integration.get_app().slug}[bot]"
+            self._bot_login = f"{self._integration().get_app().slug}[bot]"
         return self._bot_login
+
+    def hook_deliveries(self, url: str | None = None, etag: str | None = None) -> HookPage:
+        """One page of the App's webhook attempts, newest first (``url``: a next link).
+        With ``etag``, a page unchanged since is a 304 (free against the rate limit)."""
+        headers = {"If-None-Match": etag} if etag else {}
+        requester = self._integration().requester
+        if url is None:
+            status, response_headers, body = requester.requestJson(
+                "GET", "/app/hook/deliveries", parameters={"per_page": 100}, headers=headers
+            )
+        else:
+            status, response_headers, body = requester.requestJson("GET", url, headers=headers)
+        found = {k.lower(): v for k, v in response_headers.items()}
+        if status not in (200, 304):
+            raise GithubException(status, body, response_headers)
+        return HookPage(status, body if status == 200 else "", found.get("link"), found.get("etag"))
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to send one attempt again (same GUID); it answers 202 and sends later."""
+        self._integration().requester.requestJsonAndCheck(
+            "POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"
+        )
 
     def installation(self, installation_id: int) -> InstallationClient:
         with self._lock:
@@ -237,6 +297,7 @@ class InstallationClient:
 __all__ = [
     "CHECK_RUN_NAME",
     "GitHubApp",
+    "HookPage",
     "InstallationClient",
     "PullInfo",
     "RawAnswer",

@@ -40,6 +40,41 @@ GITHUB_CALLS = Counter(
     ["method", "endpoint", "status"],
     registry=WORKER_REGISTRY,
 )
+GITHUB_RETRIES = Counter(
+    "prbot_github_retries_total",
+    "GitHub requests PyGithub sent again, by endpoint and why (a status or the error kind)",
+    ["method", "endpoint", "reason"],
+    registry=WORKER_REGISTRY,
+)
+
+
+def count_github_retry(method: str | None, url: str | None, status: int | None, error) -> None:  # noqa: ANN001
+    """One retry of a GitHub call; the reason is the status, or the error's kind."""
+    if status is not None and 100 <= status < 600:
+        reason = str(status)
+    elif error is not None:
+        name = type(error).__name__
+        reason = "timeout" if "Timeout" in name else "connection" if "Connect" in name else "error"
+    else:
+        reason = "error"
+    verb = method if method in HTTP_METHODS else "OTHER"
+    GITHUB_RETRIES.labels(verb, endpoint_template(url or "/"), reason).inc()
+
+
+REPAIR = Counter(
+    "prbot_repair_total",
+    "Missed-delivery repair: redelivered GUIDs, redeliveries GitHub refused, stale heads queued",
+    ["outcome"],
+    registry=WORKER_REGISTRY,
+)
+REPAIR_OUTCOMES = ("redelivered", "refused", "stale_queued", "not_modified")
+
+
+def count_repair(result) -> None:  # noqa: ANN001 - bot.repair.RepairResult
+    REPAIR.labels("redelivered").inc(len(result.redelivered))
+    REPAIR.labels("refused").inc(result.redeliver_failures)
+    REPAIR.labels("stale_queued").inc(len(result.stale))
+    REPAIR.labels("not_modified").inc(1 if result.not_modified else 0)
 
 
 def read_worker_processes(directory: Path | None) -> None:
@@ -121,6 +156,11 @@ KNOWN_PATH_SEGMENTS = frozenset(
     {
         "access_tokens",
         "app",
+        "app-manifests",
+        "attempts",
+        "conversions",
+        "deliveries",
+        "hook",
         "branches",
         "check-runs",
         "check-suites",

@@ -21,6 +21,7 @@ from bot.config import Settings
 from bot.github_app import GitHubApp
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import load_handlers, run_job
+from bot.logs import job_fields, log_fields
 from bot.metrics import JOB_LATENCY
 from bot.store import deliveries
 from bot.store.queue import Job, Queue
@@ -95,20 +96,33 @@ class Worker:
         stop_heartbeat = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(job, stop_heartbeat), daemon=True)
         beat.start()
+        fields = job_fields(job.id, job.kind, job.payload)
         try:
-            self.handle(job)
+            with log_fields(**fields):
+                self.handle(job)
         except Exception as exc:  # noqa: BLE001 - recorded on the job, retried with backoff
             stop_heartbeat.set()
             outcome = self.queue.fail(job, f"{type(exc).__name__}: {exc}")
             log.error(
-                "job %s (%s) failed, %s:\n%s", job.id, job.kind, outcome, traceback.format_exc()
+                "job %s (%s) failed, %s:\n%s",
+                job.id,
+                job.kind,
+                outcome,
+                traceback.format_exc(),
+                extra=fields,
             )
             JOB_LATENCY.labels(job.kind, outcome).observe(self._age(job))
         else:
             stop_heartbeat.set()
             self.queue.complete(job)
             JOB_LATENCY.labels(job.kind, "done").observe(self._age(job))
-            log.info("job %s (%s) done in %.2fs", job.id, job.kind, time.monotonic() - started)
+            log.info(
+                "job %s (%s) done in %.2fs",
+                job.id,
+                job.kind,
+                time.monotonic() - started,
+                extra=fields,
+            )
         return True
 
     @staticmethod

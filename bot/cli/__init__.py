@@ -63,12 +63,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    from bot.logs import configure
+
+    named = os.environ.get("PRBOT_LOG_LEVEL", "WARNING").strip().upper()
     level = (
         logging.DEBUG
         if args.verbose
-        else getattr(logging, os.environ.get("PRBOT_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
+        else logging.getLevelNamesMapping().get(named, logging.WARNING)
     )
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # A bad PRBOT_LOG_FORMAT falls back to text here; serve and worker refuse it at start.
+    fmt = os.environ.get("PRBOT_LOG_FORMAT", "text").lower()
+    configure(level, fmt, secrets=os.environ.get("PRBOT_WEBHOOK_SECRET", "").split(","))
     try:
         result = args.func(args)
     except CliError as exc:

@@ -46,12 +46,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _service(args: argparse.Namespace, *, github: bool = True):  # noqa: ANN202
+    from sqlalchemy.exc import SQLAlchemyError
+
     from bot.service import Service
+    from bot.store.db import DatabaseUrlError
 
     try:
-        return Service.from_settings(Settings.from_env(dry_run=args.dry_run), github=github)
-    except ConfigError as exc:
+        settings = Settings.from_env(dry_run=args.dry_run)
+        # Everything is checked before anything starts: never a half-started service.
+        settings.check_startup(github=github, intake=args.command == "serve")
+        return Service.from_settings(settings, github=github)
+    except (ConfigError, DatabaseUrlError) as exc:
         raise CliError(str(exc)) from None
+    except SQLAlchemyError as exc:
+        reason = str(exc.orig if getattr(exc, "orig", None) else exc).splitlines()[0]
+        raise CliError(f"PRBOT_DATABASE_URL: cannot open the database: {reason}") from None
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -89,8 +98,15 @@ def run_serve(args: argparse.Namespace) -> int:
     progress(f"listening on {args.host}:{args.port}{mode}")
     # No access log: one synchronous stderr write per request on the event loop; deliveries
     # are counted in /metrics and refusals logged by the app.
+    # log_config=None: uvicorn's lines go through prbot's handler (format, redaction).
     config = uvicorn_config(
-        app, settings, host=args.host, port=args.port, log_level="info", access_log=False
+        app,
+        settings,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=False,
+        log_config=None,
     )
     # uvicorn handles SIGTERM/SIGINT itself, then re-raises the signal to the handler it found
     # installed; with the default one that would kill serve before it stops its workers.
@@ -121,6 +137,11 @@ def run_worker(args: argparse.Namespace) -> int:
     # After startup (imports, migrations), so the limit bounds the work, not the setup.
     apply_memory_limit(service.settings.worker_memory_mb)
     threads = args.threads or service.settings.worker_threads
+    if service.app is not None and service.settings.repair_interval > 0:
+        # On start: what GitHub could not deliver while no worker ran (bot/repair.py).
+        from bot.handlers.repair import schedule_repair
+
+        schedule_repair(service.queue(), {}, 0)
     progress(f"worker started ({threads} thread{'s' if threads != 1 else ''})")
     from bot.worker import start_worker_threads
 

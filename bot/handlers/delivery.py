@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from bot.handlers.context import HandlerContext
 from bot.handlers.registry import Event, dispatch_event, on_job
+from bot.logs import delivery_fields, log_fields
 from bot.store import deliveries
+
+log = logging.getLogger(__name__)
 
 
 @on_job("delivery")
@@ -18,4 +22,6 @@ def handle_delivery(ctx: HandlerContext, job: dict[str, Any]) -> None:
         raise LookupError(f"delivery {delivery_id} is missing")
     payload = json.loads(delivery.body)
     event = Event(delivery.event, delivery.action or "", payload, delivery_id)
-    dispatch_event(ctx, event)
+    with log_fields(**delivery_fields(delivery.repo, payload)):
+        log.info("delivery %s: %s %s", delivery.guid, delivery.event, delivery.action or "")
+        dispatch_event(ctx, event)

@@ -31,6 +31,7 @@ from typing import Any
 import uvicorn
 
 from bot.testing import webhooks
+from bot.testing.app_hooks import HookDelivery, HookSender
 from bot.testing.auth import generate_private_key_pem, mint_installation_token, public_key_pem
 from bot.testing.bare_repo import BareRepo
 from bot.testing.payloads import Shapes
@@ -85,6 +86,9 @@ class FakeGitHub:
         self.calls: list[Call] = self.traffic.calls  # every answered request, for assertions
         self.ids = IdSource(1_000_001)
         self._repo_ids = IdSource(500_001)
+        # Every token and JWT a client presented, so a test can look for them in logs.
+        self.seen_credentials: set[str] = set()
+        self.hook = HookSender(self)  # the App's webhook: its URL, secret and deliveries
         self._server: uvicorn.Server | None = None
         # GitHub Actions' runs (bot.testing.actions_api.ActionsState), set once started.
         self.actions: Any = None
@@ -125,6 +129,7 @@ class FakeGitHub:
             self.traffic.release_holds()
             self._server.should_exit = True
             self._thread.join(timeout=10)
+        self.hook.close()
         self._server = self._thread = None
         self._socket.close()
         if self._tmp is not None:
@@ -446,6 +451,19 @@ class FakeGitHub:
     def ping_event(self) -> dict:
         return webhooks.ping_event(self.shapes)
 
+    # --- the App's webhook (bot/testing/app_hooks.py)
+    def configure_hook(self, url: str, secret: str) -> None:
+        """Where the App's webhook points and the secret it signs with."""
+        self.hook.configure(url, secret)
+
+    def send_webhook(self, event: str, payload: dict, *, guid: str | None = None) -> HookDelivery:
+        """Deliver a payload as GitHub does (signed, recorded with prbot's answer)."""
+        return self.hook.send(event, payload, guid=guid)
+
+    def hook_deliveries(self) -> list[HookDelivery]:
+        with self.lock:
+            return list(self.hook.deliveries)
+
     # --- observation
     def reset_calls(self) -> None:
         self.traffic.reset()
@@ -538,6 +556,15 @@ class FakeGitHub:
         return self.traffic.hold(
             method, path_regex, times=times, after_effect=after_effect, limit=limit
         )
+
+    def chaos(self, rate: float, seed: int, kinds: tuple[str, ...] | None = None, **options):
+        """Fail a random share ``rate`` of REST calls (bot/testing/chaos.py); 0 turns it off.
+        Returns the Chaos, whose ``injected`` counts the faults by kind."""
+        from bot.testing.chaos import FAULTS, Chaos
+
+        chaos = Chaos(rate, seed, tuple(kinds or FAULTS), **options) if rate > 0 else None
+        self.traffic.chaos = chaos
+        return chaos
 
     def clear_injections(self) -> None:
         self.traffic.clear_injections()

@@ -33,6 +33,7 @@ class ServerState(Protocol):
     tokens: dict[str, Token]
     traffic: Traffic
     ids: IdSource
+    seen_credentials: set[str]  # every token and JWT a client presented (for log tests)
 
 
 class RouteHost(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.testing.actions_api import register_actions_routes
+from bot.testing.app_hooks import register_app_hook_routes
 from bot.testing.auth import mint_installation_token, rate_limit_status
 from bot.testing.graphql import answer_graphql
 from bot.testing.host import ServerState
@@ -59,6 +60,7 @@ class RestApi:
         add("GET", f"{REPO}/collaborators/(?P<user>[^/]+)/permission", self.get_permission)
         add("POST", "/graphql", self.graphql)
         register_issue_routes(self, REPO)
+        register_app_hook_routes(self)
         # GitHub Actions (the jobs' second engine): gh.actions holds its runs for tests.
         gh.actions = register_actions_routes(self, REPO)
         gh.teams = register_team_routes(self)

@@ -89,7 +89,7 @@ class Route:
     method: str
     pattern: re.Pattern[str]
     handler: Handler
-    auth: str  # "jwt" (the app itself) or "token" (an installation)
+    auth: str  # "jwt" (the app itself), "token" (an installation) or "none" (manifest flow)
 
 
 class Router:

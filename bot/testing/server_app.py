@@ -103,6 +103,10 @@ class ServerApp:
                 await self._delay(injection.delay)
             if injection.status:
                 response = _injected_failure(injection)
+            if injection.drop:
+                self.gh.traffic.record(method, path, 0, query)
+                await _send_half(send, response)
+                return
         self.gh.traffic.record(method, path, response.status, query)
         await _send(send, response)
 
@@ -117,6 +121,8 @@ class ServerApp:
         record: Callable[[int], None],
     ) -> None:
         password = basic_password(headers.get("authorization"))
+        if password:
+            self.gh.seen_credentials.add(password)
         token = self.gh.tokens.get(password or "")
         git = GIT_PATH.match(path)
         assert git is not None
@@ -181,9 +187,12 @@ class ServerApp:
         return route.handler(req)
 
     def _authenticate(self, req: ApiRequest, kind: str) -> None:
+        if kind == "none":  # the manifest flow: the browser form and the one-time code
+            return
         credential = bearer_value(req.headers.get("authorization"))
         if credential is None:
             raise HttpError(401, "Requires authentication")
+        self.gh.seen_credentials.add(credential)
         if kind == "jwt":
             try:
                 verify_app_jwt(credential, self.gh.public_key_pem, self.gh.app_id)
@@ -251,3 +260,14 @@ async def _send(send: Send, response: ApiResponse) -> None:
     headers.append((b"x-github-media-type", b"github.v3; format=json"))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _send_half(send: Send, response: ApiResponse) -> None:
+    """The headers and half the body, then nothing: uvicorn closes the connection when the
+    app returns with the answer incomplete, as a dropped connection looks to the client."""
+    body = response.encoded() or b"{}"
+    headers = [(b"content-type", _JSON.encode()), (b"content-length", str(len(body)).encode())]
+    # A 204 or 304 carries no body to cut short; announce one, as a broken proxy might.
+    status = 200 if response.status in (204, 304) else response.status
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})

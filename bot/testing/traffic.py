@@ -29,6 +29,7 @@ class Injection:
     after_effect: bool
     message: str | None = None  # the error body's message; the status's phrase by default
     headers: dict[str, str] | None = None  # e.g. Retry-After, X-RateLimit-Remaining: 0
+    drop: bool = False  # after the effect, cut the connection halfway through the answer
 
 
 class Hold:
@@ -106,6 +107,7 @@ class Traffic:
         self.arrivals: list[tuple[str, str]] = []  # (method, path) as requests arrive
         self._injections: list[Injection] = []
         self._holds: list[Hold] = []
+        self.chaos = None  # bot.testing.chaos.Chaos: random faults on a share of calls
 
     def arrive(self, method: str, path: str) -> None:
         with self._lock:
@@ -172,7 +174,8 @@ class Traffic:
                     if injection.remaining <= 0:
                         self._injections.remove(injection)
                     return injection
-        return None
+        chaos = self.chaos
+        return chaos.pick(method, path) if chaos is not None else None
 
     def hold(
         self,

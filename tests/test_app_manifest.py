@@ -1,0 +1,77 @@
+"""The App manifest asks for exactly what the code uses: every permission is needed by a call
+the whole flow makes on the local GitHub test server, every call is covered by one, and the
+events are those the intake accepts."""
+
+from __future__ import annotations
+
+import json
+
+from bot.cli import main
+from bot.cli.app_manifest import EVENTS, PERMISSIONS, manifest, permission_for
+from bot.demo import INSTALLATION_ID, LocalStack, wait_for
+from bot.report import MARKER
+from bot.webhooks import HANDLED_ACTIONS
+
+REPO = "acme/widgets"
+LEVELS = {"read": 1, "write": 2}
+# Sent to every App whatever it subscribes to; GitHub refuses them in default_events.
+ALWAYS_SENT = {"installation", "installation_repositories"}
+
+
+def test_events_are_those_the_intake_accepts_and_the_handlers_handle():
+    from bot.handlers.registry import REGISTRY, load_handlers
+
+    load_handlers()
+    handled = {name for name, _actions, _fn in REGISTRY.events}
+    github_events = set(HANDLED_ACTIONS)  # the GitHub intake; CI engines have their own
+    assert set(EVENTS) == github_events - ALWAYS_SENT
+    assert github_events <= handled, "an event the intake stores but no handler takes"
+    assert manifest("https://x.example/h")["default_events"] == list(EVENTS)
+
+
+def test_every_permission_is_used_by_the_flow_and_every_call_is_covered(tmp_path):
+    with LocalStack(tmp_path / "stack") as stack:
+        gh = stack.github
+        gh.create_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
+        gh.commit(REPO, "feature", {"a.py": "x = 2\n"})
+        number = gh.open_pull_request(REPO, head_branch="feature", title="Change a")["number"]
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        wait_for(lambda: any(MARKER in c["body"] for c in gh.comments(REPO, number)), what="report")
+        gh.set_permission(REPO, "mallory", "read")
+        for author, body in (("octocat", "/recheck"), ("mallory", "/recheck")):
+            comment = gh.add_user_comment(REPO, number, author, body)
+            stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
+        wait_for(stack.idle, what="idle queue")
+        calls = {(c.method, c.path) for c in gh.calls}
+
+    needed: dict[str, str] = {}
+    for method, path in sorted(calls):
+        found = permission_for(method, path)
+        assert found is not None, f"no permission known for {method} {path}"
+        permission, level = found
+        if permission is None:
+            continue  # the App's own JWT calls
+        assert permission in PERMISSIONS, f"{method} {path} needs {permission}"
+        granted = PERMISSIONS[permission][0]
+        assert LEVELS[granted] >= LEVELS[level], f"{method} {path} needs {permission}:{level}"
+        if LEVELS[level] > LEVELS.get(needed.get(permission, ""), 0):
+            needed[permission] = level
+    # Nothing more than the calls need (metadata every App has), but what features this
+    # flow does not drive name (fixes, Actions, team trust).
+    from bot.cli.app_manifest import USED_ELSEWHERE
+
+    granted = {p: level for p, (level, _) in PERMISSIONS.items()}
+    assert granted == {"metadata": "read", **needed, **USED_ELSEWHERE}
+
+
+def test_the_command_prints_the_manifest_and_the_reasons(capsys):
+    assert main(["app-manifest", "--webhook-url", "https://bot.example/webhooks/github"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["hook_attributes"] == {
+        "url": "https://bot.example/webhooks/github",
+        "active": True,
+    }
+    assert printed["default_permissions"] == {p: level for p, (level, _) in PERMISSIONS.items()}
+    assert main(["app-manifest", "--webhook-url", "https://x.example/h", "--explain"]) == 0
+    explained = capsys.readouterr().out
+    assert all(f"#   {p}: " in explained for p in PERMISSIONS)
