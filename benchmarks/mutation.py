@@ -202,10 +202,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "L5",
         "Rules are read at the PR's base, so a PR cannot relax its own",
-        "bot/pipeline.py",
-        "loaded = rules_from_tree(base, default=self.settings.default_rules)",
-        'loaded = rules_from_tree(GitTree(mirror.path, pull["head_sha"], reader), '
-        "default=self.settings.default_rules)",
+        "bot/snapshot.py",
+        "    rules = rules_from(base)",
+        '    rules = rules_from(GitTree(repo_dir, pull["head_sha"], reader))',
         "tests/test_invariant_pipeline.py",
     ),
     # --- github_app.py: the sticky comment by marker and bot author; the check run by name
@@ -243,10 +242,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     m(
         "G5",
-        "A request that may have taken effect is never resent (no retry on read errors)",
+        "A request that may have taken effect is never resent (writes and read errors)",
         "bot/github_app.py",
-        "GithubRetry(total=5, backoff_factor=0.5, read=0)",
-        "GithubRetry(total=5, backoff_factor=0.5)",
+        "CountedRetry(total=5, backoff_factor=0.5, read=0, allowed_methods=READ_METHODS)",
+        "CountedRetry(total=5, backoff_factor=0.5)",
         "tests/test_worker_crash.py::test_slow_github_answer_after_comment_created_is_not_posted_twice",
     ),
     # --- commands.py: what counts as a command

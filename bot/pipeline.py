@@ -15,14 +15,13 @@ from typing import Any
 from bot.checks import CheckContext
 from bot.ci.flow import keep_report, queue_dispatch, report_context
 from bot.github_app import InstallationClient
-from bot.gitrepo import BlobReader
 from bot.handlers.context import HandlerContext
 from bot.mirror import RepoMirror, StaleHead
 from bot.publish import Publisher
 from bot.pulls import parse_time, pull_summary
 from bot.report import Report, render_markdown
 from bot.runner import LoadedRules, build_report, decide_trust, rules_from_tree
-from bot.snapshot import GitTree, Snapshot, diff_files
+from bot.snapshot import Snapshot, snapshot_from_pull
 from bot.store import state
 from bot.store.open_prs import DatabaseIndex, record_diff
 
@@ -117,25 +116,13 @@ class Pipeline:
     ) -> tuple[Snapshot, LoadedRules]:
         """The head as the checks see it, with the rules in force (the base's) and the trust
         they give the author decided first."""
-        reader = BlobReader(mirror.path)
-        base = GitTree(mirror.path, pull["base_sha"], reader)
-        loaded = rules_from_tree(base, default=self.settings.default_rules)
-        snapshot = Snapshot(
-            repo=repo,
-            base_sha=pull["base_sha"],
-            head_sha=pull["head_sha"],
-            base=base,
-            head=GitTree(mirror.path, pull["head_sha"], reader),
-            files=diff_files(mirror.path, pull["base_sha"], pull["head_sha"]),
-            number=pull["number"],
-            title=pull["title"],
-            body=pull["body"],
-            author=pull["author"],
-            author_association=pull["author_association"],
-            trusted=decide_trust(pull["author_association"], loaded.ruleset),
-            created_at=pull.get("created_at"),
+        return snapshot_from_pull(
+            mirror.path,
+            repo,
+            pull,
+            rules_from=lambda base: rules_from_tree(base, default=self.settings.default_rules),
+            trusted_by=lambda loaded: decide_trust(pull["author_association"], loaded.ruleset),
         )
-        return snapshot, loaded
 
     def check(self, snapshot: Snapshot, loaded: LoadedRules) -> Report:
         """The runner over this head, with the server's services in the context."""

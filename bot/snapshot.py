@@ -11,9 +11,10 @@ import functools
 import re
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from bot.gitrepo import BlobReader, BlobTooLarge, resolve, run_git
 from bot.limits import InputRejected
@@ -443,3 +444,38 @@ def snapshot_from_checkout(
         author_association="OWNER",
         trusted=trusted,
     )
+
+
+_Rules = TypeVar("_Rules")
+
+
+def snapshot_from_pull(
+    repo_dir: Path | str,
+    repo: str,
+    pull: dict[str, Any],
+    *,
+    rules_from: Callable[[TreeReader], _Rules],
+    trusted_by: Callable[[_Rules], bool],
+) -> tuple[Snapshot, _Rules]:
+    """Server and ``check --pr`` mode: a PR (``bot.pulls.pull_summary`` fields) whose base and
+    head are in the mirror at ``repo_dir``. The rules are read from the base first, so the
+    snapshot is built with the trust they give already decided."""
+    reader = BlobReader(Path(repo_dir))
+    base = GitTree(repo_dir, pull["base_sha"], reader)
+    rules = rules_from(base)
+    snapshot = Snapshot(
+        repo=repo,
+        base_sha=pull["base_sha"],
+        head_sha=pull["head_sha"],
+        base=base,
+        head=GitTree(repo_dir, pull["head_sha"], reader),
+        files=diff_files(repo_dir, pull["base_sha"], pull["head_sha"]),
+        number=pull["number"],
+        title=pull["title"],
+        body=pull["body"],
+        author=pull["author"],
+        author_association=pull["author_association"],
+        trusted=trusted_by(rules),
+        created_at=pull.get("created_at"),
+    )
+    return snapshot, rules

@@ -17,10 +17,10 @@ from typing import Any
 from bot import runner
 from bot.cli.check_report import cli_data_dir, load_rules, report_and_exit
 from bot.cli.common import CliError, step
-from bot.gitrepo import BlobReader, GitError
+from bot.gitrepo import GitError
 from bot.mirror import RepoMirror, StaleHead
 from bot.pulls import pull_summary
-from bot.snapshot import GitTree, Snapshot, diff_files
+from bot.snapshot import Snapshot, snapshot_from_pull
 
 _SPEC = re.compile(
     r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})#(?P<n>\d{1,9})$"
@@ -73,25 +73,13 @@ def snapshot_for_pull(
     mirror: RepoMirror, full_name: str, pull: dict[str, Any], args: argparse.Namespace
 ) -> tuple[Snapshot, runner.LoadedRules]:
     """The PR head as the checks see it; rules from the base, trust from the association."""
-    reader = BlobReader(mirror.path)
-    base = GitTree(mirror.path, pull["base_sha"], reader)
-    loaded = load_rules(args, base)
-    snapshot = Snapshot(
-        repo=full_name,
-        base_sha=pull["base_sha"],
-        head_sha=pull["head_sha"],
-        base=base,
-        head=GitTree(mirror.path, pull["head_sha"], reader),
-        files=diff_files(mirror.path, pull["base_sha"], pull["head_sha"]),
-        number=pull["number"],
-        title=pull["title"],
-        body=pull["body"],
-        author=pull["author"],
-        author_association=pull["author_association"],
-        trusted=runner.decide_trust(pull["author_association"], loaded.ruleset),
-        created_at=pull.get("created_at"),
+    return snapshot_from_pull(
+        mirror.path,
+        full_name,
+        pull,
+        rules_from=lambda base: load_rules(args, base),
+        trusted_by=lambda loaded: runner.decide_trust(pull["author_association"], loaded.ruleset),
     )
-    return snapshot, loaded
 
 
 def html_base_of(repository: dict[str, Any], full_name: str) -> str:

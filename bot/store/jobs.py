@@ -15,7 +15,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bot.ci.schema import ci_approvals, ci_jobs, ci_reports
 from bot.jobs.records import (
     ACTIVE,
     UNDISPATCHED,
@@ -23,6 +22,7 @@ from bot.jobs.records import (
     JobRecord,
     JobSpec,
 )
+from bot.store.ci_schema import ci_approvals, ci_jobs, ci_reports
 from bot.store.db import reading
 from bot.store.dialect import upsert
 from bot.store.schema import utcnow

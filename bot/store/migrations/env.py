@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import context
 
+from bot.store import ci_schema  # noqa: F401 - registers the CI tables on the metadata
 from bot.store.schema import metadata
 
 config = context.config

@@ -12,17 +12,7 @@ import sqlalchemy as sa
 
 from bot.store.schema import BigId, Json, UTCDateTime, metadata
 
-CI_JOB_STATES = (
-    "selected",
-    "awaiting_approval",
-    "queued",
-    "running",
-    "passed",
-    "failed",
-    "timed_out",
-    "canceled",
-)
-
+# A record's states are bot/jobs/records.py's (selected ... canceled).
 ci_jobs = sa.Table(
     "ci_jobs",
     metadata,
