@@ -4,7 +4,8 @@ Requests hand their verified bodies to one thread and await the answer. The thre
 whatever has queued up (up to ``MAX_BATCH``), parses and validates each, and stores them all
 in one transaction (bot.store.deliveries.record_deliveries). With SQLite, a worker process
 holding the write lock then delays the intake once per batch, not once per request, and
-nothing on the event loop ever waits on the database.
+nothing on the event loop ever waits on the database. On SQLite the writer also leaves
+WAL checkpoints (and their fsyncs) to a thread of their own (bot/store/wal.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
 from bot.store import deliveries
+from bot.store.wal import DEFAULT_AUTOCHECKPOINT_PAGES, WalCheckpointer
 from bot.webhooks import DeliveryRejected, classify, validate
 
 log = logging.getLogger(__name__)
@@ -69,10 +71,13 @@ class DeliveryWriter:
         self._thread = threading.Thread(target=self._run, name="prbot-intake-writer", daemon=True)
         self._started = False
         self._lock = threading.Lock()
+        self._checkpointer = WalCheckpointer(engine) if engine.dialect.name == "sqlite" else None
 
     def start(self) -> DeliveryWriter:
         with self._lock:
             if not self._started:
+                if self._checkpointer is not None:
+                    self._checkpointer.start()
                 self._thread.start()
                 self._started = True
         return self
@@ -81,6 +86,8 @@ class DeliveryWriter:
         if self._started:
             self._queue.put(None)
             self._thread.join(timeout=30)
+            if self._checkpointer is not None:
+                self._checkpointer.stop()
 
     async def store(self, headers: dict[str, str], body: bytes) -> Stored:
         """Parse, validate and store one verified delivery. Raises WebhookError (415) and
@@ -156,17 +163,21 @@ class DeliveryWriter:
             # the write lock for) a transaction of its own.
             raw = connection.connection.dbapi_connection
             raw.execute("PRAGMA busy_timeout=0")
+            raw.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job
             try:
                 while True:
                     try:
                         with connection.begin():
-                            return deliveries.insert_deliveries(connection, incoming)
+                            stored = deliveries.insert_deliveries(connection, incoming)
+                        self._checkpointer.wrote()
+                        return stored
                     except OperationalError as exc:
                         if "locked" not in str(exc) or time.monotonic() > deadline:
                             raise
                         time.sleep(SQLITE_RETRY_SECONDS)
             finally:
                 raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+                raw.execute(f"PRAGMA wal_autocheckpoint={DEFAULT_AUTOCHECKPOINT_PAGES}")
 
     @staticmethod
     def _prepare(pending: _Pending) -> deliveries.IncomingDelivery | Stored:
