@@ -15,7 +15,6 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -42,24 +41,40 @@ class Stored:
     message: str = ""
 
 
-def _resolve(future: Future, result: Stored | None = None, *, error: BaseException | None = None):
-    """Answer one request; one that was cancelled (client gone) is skipped."""
-    if future.done():
-        return
-    try:
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-    except InvalidStateError:
-        pass  # cancelled between the check and the answer
-
-
 @dataclass
 class _Pending:
     headers: dict[str, str]
     body: bytes
-    future: Future
+    future: asyncio.Future
+    loop: asyncio.AbstractEventLoop
+
+
+Answer = tuple[_Pending, Stored | BaseException]
+
+
+def _settle(answers: list[Answer]) -> None:
+    """On the event loop: answer each request; one cancelled meanwhile (client gone) is skipped."""
+    for pending, outcome in answers:
+        if pending.future.done():
+            continue
+        if isinstance(outcome, BaseException):
+            pending.future.set_exception(outcome)
+        else:
+            pending.future.set_result(outcome)
+
+
+def _answer(answers: list[Answer]) -> None:
+    """Hand a batch's answers to their event loops, one wake-up per loop and batch (each
+    wake-up is a write to the loop's self-pipe; one per request was a tenth of the
+    intake's time under a burst)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[Answer]] = {}
+    for answer in answers:
+        by_loop.setdefault(answer[0].loop, []).append(answer)
+    for loop, some in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, some)
+        except RuntimeError:
+            pass  # that loop has closed: nobody waits for these answers any more
 
 
 class DeliveryWriter:
@@ -95,9 +110,10 @@ class DeliveryWriter:
         self.start()
         if not self._thread.is_alive():
             raise RuntimeError("the intake's delivery writer has stopped")
-        future: Future = Future()
-        self._queue.put(_Pending(headers, body, future))
-        return await asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.put(_Pending(headers, body, future, loop))
+        return await future
 
     def _run(self) -> None:
         while True:
@@ -115,41 +131,41 @@ class DeliveryWriter:
                     break
                 batch.append(item)
             try:
-                self._write(batch)
+                answers = self._write(batch)
             except Exception as exc:  # noqa: BLE001 - the writer must outlive any batch
                 log.exception("intake writer failed a batch")
-                for pending in batch:
-                    _resolve(pending.future, error=exc)
+                answers = [(pending, exc) for pending in batch]
+            _answer(answers)
 
-    def _write(self, batch: list[_Pending]) -> None:
+    def _write(self, batch: list[_Pending]) -> list[Answer]:
+        answers: list[Answer] = []
         incoming: list[deliveries.IncomingDelivery] = []
         waiting: list[tuple[_Pending, deliveries.IncomingDelivery]] = []
         for pending in batch:
             try:
                 item = self._prepare(pending)
             except Exception as exc:  # noqa: BLE001 - e.g. WebhookError 415, for that request
-                _resolve(pending.future, error=exc)
+                answers.append((pending, exc))
                 continue
             if isinstance(item, Stored):
-                _resolve(pending.future, item)
+                answers.append((pending, item))
                 continue
             incoming.append(item)
             waiting.append((pending, item))
         if not incoming:
-            return
+            return answers
         try:
             results = self._commit(incoming)
         except Exception as exc:  # noqa: BLE001 - every request of the batch gets the error
-            for pending, _ in waiting:
-                _resolve(pending.future, error=exc)
-            return
+            return answers + [(pending, exc) for pending, _ in waiting]
         for (pending, item), new in zip(waiting, results, strict=True):
             if item.reason is not None:
-                _resolve(pending.future, Stored(400, "rejected", item.reason))
+                answers.append((pending, Stored(400, "rejected", item.reason)))
             elif new:
-                _resolve(pending.future, Stored(202, "accepted"))
+                answers.append((pending, Stored(202, "accepted")))
             else:
-                _resolve(pending.future, Stored(200, "duplicate"))
+                answers.append((pending, Stored(200, "duplicate")))
+        return answers
 
     def _commit(self, incoming: list[deliveries.IncomingDelivery]) -> list[bool]:
         if self._engine.dialect.name != "sqlite":

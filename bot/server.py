@@ -112,29 +112,37 @@ def _answer(
     return JSONResponse({"status": outcome, **extra}, status_code=status, headers=headers)
 
 
-class WebhookFastPath:
-    """Hands ``POST /webhooks/github`` straight to its handler, ahead of FastAPI's router.
+class IntakeApp(FastAPI):
+    """FastAPI, with ``POST /webhooks/github`` handed straight to its handler.
 
-    The route stays declared (its OpenAPI description is what clients and the fuzz run read),
-    but per request FastAPI solves dependencies and wraps the endpoint, about 0.16 ms of the
-    intake's CPU on a busy 2-core host (docs/benchmarks/intake.md). Errors still reach
-    Starlette's error middleware, which sits outside this one.
+    The route stays declared (its OpenAPI description is what clients and the fuzz run
+    read), but per request FastAPI's middleware stack (error, telemetry and body-limit
+    wrappers around every ``send``) and its router (dependencies, endpoint wrapping) cost the
+    intake about a fifth of its CPU under a burst (docs/benchmarks/intake.md). So the one hot
+    route skips them, and answers its own errors as Starlette's error middleware would.
     """
 
-    def __init__(self, app: Any, handler: Any, path: str = "/webhooks/github") -> None:
-        self.app = app
-        self.handler = handler
-        self.path = path
+    webhook_path = "/webhooks/github"
+    webhook_handler: Any = None
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] == self.path and scope["method"] == "POST":
-            response = await self.handler(Request(scope, receive, send))
+        if (
+            self.webhook_handler is not None
+            and scope["type"] == "http"
+            and scope["path"] == self.webhook_path
+            and scope["method"] == "POST"
+        ):
+            try:
+                response = await self.webhook_handler(Request(scope, receive, send))
+            except Exception:  # noqa: BLE001 - a bug is one 500 and a log line, as elsewhere
+                log.exception("webhook intake failed")
+                response = PlainTextResponse("Internal Server Error", status_code=500)
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        await super().__call__(scope, receive, send)
 
 
-def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> FastAPI:
+def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> IntakeApp:
     """The ASGI app. ``worker_factory`` (if given) starts ``settings.worker_threads``
     in-process worker threads (the demo and tests; ``prbot serve`` runs worker processes)."""
     queue = Queue(engine, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
@@ -172,7 +180,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
             except KeyError:
                 pass
 
-    app = FastAPI(title="prbot", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = IntakeApp(title="prbot", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.queue = queue
     app.state.inflight = budget
     app.state.settings = settings
@@ -272,7 +280,7 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> Fa
         extra = {"message": stored.message} if stored.message else {}
         return _answer(stored.status, event, stored.outcome, verified=True, **extra)
 
-    app.add_middleware(WebhookFastPath, handler=github_webhook)
+    app.webhook_handler = github_webhook
 
     @app.post("/webhooks/buildkite")
     async def buildkite_webhook(request: Request) -> Response:

@@ -145,3 +145,31 @@ def test_a_clone_url_outside_the_web_transports_is_rejected(engine, tmp_path, pu
             response = _post(url, "pull_request", body, guid)
             assert response.status_code == 400
             assert response.json()["message"].startswith("repository.clone_url:")
+
+
+def test_a_bug_in_the_intake_is_one_500_and_a_log_line_then_it_goes_on(
+    engine, tmp_path, pull_event, monkeypatch, caplog
+):
+    # The webhook route runs ahead of FastAPI's error middleware (bot/server.py IntakeApp),
+    # so it answers its own failures.
+    from bot.intake_writer import DeliveryWriter
+
+    real_store = DeliveryWriter.store
+    calls = []
+
+    async def store_once_broken(self, headers, body):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug")
+        return await real_store(self, headers, body)
+
+    monkeypatch.setattr(DeliveryWriter, "store", store_once_broken)
+    body = json.dumps(pull_event).encode()
+    with intake(engine, tmp_path) as url:
+        broken = _post(url, "pull_request", body, "bug-1")
+        again = _post(url, "pull_request", body, "bug-2")
+        health = httpx.get(f"{url}/healthz")
+    assert broken.status_code == 500 and broken.text == "Internal Server Error"
+    assert "webhook intake failed" in caplog.text and "a bug" in caplog.text
+    assert again.status_code == 202 and health.status_code == 200
+    assert deliveries.count_deliveries(engine) == 1

@@ -71,3 +71,37 @@ def test_the_writer_waits_out_another_process_holding_the_sqlite_lock(tmp_path):
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10000
     engine.dispose()
+
+
+def test_a_request_cancelled_while_its_batch_waits_is_skipped_and_the_writer_goes_on(tmp_path):
+    import sqlite3
+    import threading
+
+    from bot.store.db import make_engine, migrate
+
+    path = tmp_path / "prbot.sqlite"
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # the batch waits on this lock
+    writer = DeliveryWriter(engine).start()
+    body = json.dumps({"action": "created", "installation": {"id": 9}}).encode()
+
+    async def client_leaves_then_another_comes():
+        gone = asyncio.ensure_future(writer.store(_headers("installation", "gone"), body))
+        await asyncio.sleep(0.05)
+        gone.cancel()  # the client disconnected while its delivery was being written
+        threading.Timer(0.1, other.execute, args=("COMMIT",)).start()
+        late = await writer.store(_headers("installation", "next"), body)
+        return gone, late
+
+    try:
+        gone, late = asyncio.run(client_leaves_then_another_comes())
+    finally:
+        writer.stop()
+        other.close()
+    assert gone.cancelled()
+    assert (late.status, late.outcome) == (202, "accepted")
+    # What was received is kept: GitHub's redelivery of "gone" will be a duplicate.
+    assert deliveries.count_deliveries(engine) == 2
+    engine.dispose()
