@@ -17,6 +17,7 @@ import httpx
 from bot.cli.replay import send
 from bot.config import CiSettings, Settings
 from bot.service import Service, ThreadedServer
+from bot.store.inbox import waiting_in_inbox
 from bot.store.queue import Queue
 from bot.testing.buildkite_server import FakeBuildkite
 from bot.testing.github_server import FakeGitHub
@@ -137,6 +138,10 @@ class LocalStack:
     def idle(self) -> bool:
         """Nothing running and nothing due (a periodic reconcile may wait hours ahead)."""
         assert self.service is not None
+        # Deliveries still on their way from the intake's inbox are work to come. Asked
+        # first: a move commits the main database before it empties the inbox.
+        if waiting_in_inbox(self.service.engine):
+            return False
         queue = Queue(self.service.engine)
         now = datetime.now(UTC)
         due = [job for job in queue.jobs("queued", limit=1000) if job.run_after <= now]

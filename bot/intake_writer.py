@@ -2,10 +2,11 @@
 
 Requests hand their verified bodies to one thread and await the answer. The thread takes
 whatever has queued up (up to ``MAX_BATCH``), parses and validates each, and stores them all
-in one transaction (bot.store.deliveries.record_deliveries). With SQLite, a worker process
-holding the write lock then delays the intake once per batch, not once per request, and
-nothing on the event loop ever waits on the database. On SQLite the writer also leaves
-WAL checkpoints (and their fsyncs) to a thread of their own (bot/store/wal.py).
+in one transaction (bot.store.deliveries.record_deliveries), and nothing on the event loop
+ever waits on the database. On SQLite the transaction is on the intake's own inbox file,
+which threads of this process move into the main database and checkpoint, so neither a
+worker holding the main database's write lock nor a WAL checkpoint's fsync is ever in a
+request's path (bot/store/inbox.py, bot/store/wal.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
 from bot.store import deliveries
-from bot.store.wal import DEFAULT_AUTOCHECKPOINT_PAGES, WalCheckpointer
+from bot.store.inbox import Inbox, InboxMover
+from bot.store.wal import WalCheckpointer
 from bot.webhooks import DeliveryRejected, classify, validate
 
 log = logging.getLogger(__name__)
@@ -86,12 +88,19 @@ class DeliveryWriter:
         self._thread = threading.Thread(target=self._run, name="prbot-intake-writer", daemon=True)
         self._started = False
         self._lock = threading.Lock()
-        self._checkpointer = WalCheckpointer(engine) if engine.dialect.name == "sqlite" else None
+        self._inbox: Inbox | None = None
+        self._mover: InboxMover | None = None
+        self._checkpointer: WalCheckpointer | None = None
+        if engine.dialect.name == "sqlite":
+            self._inbox = Inbox(engine)
+            self._mover = InboxMover(self._inbox)
+            self._checkpointer = WalCheckpointer(self._inbox.engine)
 
     def start(self) -> DeliveryWriter:
         with self._lock:
             if not self._started:
-                if self._checkpointer is not None:
+                if self._mover is not None and self._checkpointer is not None:
+                    self._mover.start()  # first, what a crash left in the inbox
                     self._checkpointer.start()
                 self._thread.start()
                 self._started = True
@@ -101,8 +110,10 @@ class DeliveryWriter:
         if self._started:
             self._queue.put(None)
             self._thread.join(timeout=30)
-            if self._checkpointer is not None:
-                self._checkpointer.stop()
+        if self._mover is not None and self._checkpointer is not None and self._inbox is not None:
+            self._mover.stop()
+            self._checkpointer.stop()
+            self._inbox.dispose()
 
     async def store(self, headers: dict[str, str], body: bytes) -> Stored:
         """Parse, validate and store one verified delivery. Raises WebhookError (415) and
@@ -168,23 +179,23 @@ class DeliveryWriter:
         return answers
 
     def _commit(self, incoming: list[deliveries.IncomingDelivery]) -> list[bool]:
-        if self._engine.dialect.name != "sqlite":
+        if self._inbox is None or self._mover is None or self._checkpointer is None:
             return deliveries.record_deliveries(self._engine, incoming)
-        # SQLite's own busy handler sleeps up to 100 ms between tries, so against a worker
-        # process that takes the write lock often and briefly it waits far longer than the
-        # lock is held. Here the lock is asked for without waiting, again every millisecond.
+        # The inbox's only other writer is the mover's delete, brief and in this process.
+        # SQLite's own busy handler would sleep up to 100 ms between tries, far longer than
+        # that lock is held; here it is asked for without waiting, again every millisecond.
         deadline = time.monotonic() + SQLITE_LOCK_WAIT_SECONDS
-        with self._engine.connect() as connection:
+        with self._inbox.engine.connect() as connection:
             # On the driver connection: through SQLAlchemy the PRAGMA would begin (and take
             # the write lock for) a transaction of its own.
             raw = connection.connection.dbapi_connection
             raw.execute("PRAGMA busy_timeout=0")
-            raw.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job
             try:
                 while True:
                     try:
                         with connection.begin():
-                            stored = deliveries.insert_deliveries(connection, incoming)
+                            stored = self._inbox.add(connection, incoming)
+                        self._mover.wake()
                         self._checkpointer.wrote()
                         return stored
                     except OperationalError as exc:
@@ -193,7 +204,6 @@ class DeliveryWriter:
                         time.sleep(SQLITE_RETRY_SECONDS)
             finally:
                 raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-                raw.execute(f"PRAGMA wal_autocheckpoint={DEFAULT_AUTOCHECKPOINT_PAGES}")
 
     @staticmethod
     def _prepare(pending: _Pending) -> deliveries.IncomingDelivery | Stored:

@@ -236,8 +236,11 @@ def endpoint_template(path: str) -> str:
 class QueueDepthCollector:
     """Queue depth and dead letters, read from the database at scrape time."""
 
-    def __init__(self, depth: Callable[[], dict[str, int]]) -> None:
+    def __init__(
+        self, depth: Callable[[], dict[str, int]], inbox: Callable[[], int] | None = None
+    ) -> None:
         self._depth = depth
+        self._inbox = inbox
 
     def collect(self):  # noqa: ANN201 - prometheus_client protocol
         depth = GaugeMetricFamily(
@@ -253,6 +256,17 @@ class QueueDepthCollector:
         dead.add_metric([], counts.get("dead", 0))
         yield depth
         yield dead
+        if self._inbox is not None:
+            # SQLite: acknowledged deliveries not yet moved into the database
+            # (bot/store/inbox.py). Near 0; a climb means the move is failing.
+            inbox = GaugeMetricFamily(
+                "prbot_intake_inbox_deliveries", "Deliveries waiting in the intake's inbox"
+            )
+            try:
+                inbox.add_metric([], self._inbox())
+            except Exception:  # noqa: BLE001 - as above
+                inbox.add_metric([], 0)
+            yield inbox
 
 
 class GitHubCallLogger(logging.Logger):

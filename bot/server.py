@@ -36,6 +36,7 @@ from bot.intake_body import (
 from bot.intake_writer import DeliveryWriter
 from bot.metrics import REGISTRY, QueueDepthCollector, count_delivery, exposition
 from bot.store import db
+from bot.store.inbox import waiting_in_inbox
 from bot.store.queue import Queue
 from bot.webhooks import (
     HANDLED_ACTIONS,
@@ -146,7 +147,10 @@ def create_app(settings: Settings, engine: Engine, *, worker_factory=None) -> In
     """The ASGI app. ``worker_factory`` (if given) starts ``settings.worker_threads``
     in-process worker threads (the demo and tests; ``prbot serve`` runs worker processes)."""
     queue = Queue(engine, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
-    collector = QueueDepthCollector(queue.depth)
+    collector = QueueDepthCollector(
+        queue.depth,
+        inbox=(lambda: waiting_in_inbox(engine)) if engine.dialect.name == "sqlite" else None,
+    )
     budget = InflightBudget(settings.max_inflight_bytes)
     writer = DeliveryWriter(engine)
     spool_dir = settings.data_dir / "intake"

@@ -45,29 +45,33 @@ def test_a_batch_mixes_accepted_rejected_duplicate_and_ignored(engine):
     assert Queue(engine).depth()["queued"] == 101  # no job for the rejected one
 
 
-def test_the_writer_waits_out_another_process_holding_the_sqlite_lock(tmp_path):
+def test_on_sqlite_a_worker_holding_the_write_lock_never_delays_an_answer(tmp_path):
     import sqlite3
-    import threading
+    import time
 
     from bot.store.db import make_engine, migrate
 
     path = tmp_path / "prbot.sqlite"
     engine = make_engine(f"sqlite:///{path}")
     migrate(engine)
-    # Like a worker process holding the write lock for a while.
+    # Like a worker process holding the main database's write lock.
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
-    release = threading.Timer(0.3, other.execute, args=("COMMIT",))
     writer = DeliveryWriter(engine).start()
     body = json.dumps({"action": "created", "installation": {"id": 9}}).encode()
     try:
-        release.start()
-        answer = asyncio.run(writer.store(_headers("installation", "late"), body))
+        answer = asyncio.run(writer.store(_headers("installation", "early"), body))
+        # Answered from the inbox while the lock is still held; nothing is in main yet.
+        assert (answer.status, answer.outcome) == (202, "accepted")
+        assert deliveries.count_deliveries(engine) == 0
+        other.execute("COMMIT")
+        deadline = time.monotonic() + 10
+        while deliveries.count_deliveries(engine) == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert Queue(engine).depth()["queued"] == 1  # moved, with its job, once
     finally:
-        release.join()
         writer.stop()
         other.close()
-    assert (answer.status, answer.outcome) == (202, "accepted")
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10000
     engine.dispose()
@@ -82,9 +86,12 @@ def test_a_request_cancelled_while_its_batch_waits_is_skipped_and_the_writer_goe
     path = tmp_path / "prbot.sqlite"
     engine = make_engine(f"sqlite:///{path}")
     migrate(engine)
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    other.execute("BEGIN IMMEDIATE")  # the batch waits on this lock
-    writer = DeliveryWriter(engine).start()
+    writer = DeliveryWriter(engine).start()  # makes the inbox file
+    # The batch waits on the inbox's lock (its only other writer is the mover's delete).
+    other = sqlite3.connect(
+        tmp_path / "prbot.sqlite-inbox", isolation_level=None, check_same_thread=False
+    )
+    other.execute("BEGIN IMMEDIATE")
     body = json.dumps({"action": "created", "installation": {"id": 9}}).encode()
 
     async def client_leaves_then_another_comes():

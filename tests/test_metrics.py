@@ -120,3 +120,26 @@ def test_every_pygithub_call_is_counted_by_endpoint_template(github_server):
     assert ("GET", "/repos/acme/widgets", 200) in heard
     exposed = generate_latest(WORKER_REGISTRY)
     assert b"secret-name" not in exposed and b"widgets" not in exposed
+
+
+def test_the_sqlite_intake_exports_what_waits_in_its_inbox(tmp_path):
+    from prometheus_client import CollectorRegistry
+
+    from bot.metrics import QueueDepthCollector
+    from bot.store.db import make_engine, migrate
+    from bot.store.deliveries import IncomingDelivery
+    from bot.store.inbox import Inbox, waiting_in_inbox
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'prbot.sqlite'}")
+    migrate(engine)
+    registry = CollectorRegistry()
+    registry.register(QueueDepthCollector(lambda: {}, inbox=lambda: waiting_in_inbox(engine)))
+    assert registry.get_sample_value("prbot_intake_inbox_deliveries") == 0  # no inbox yet
+    box = Inbox(engine)
+    with box.engine.begin() as connection:
+        box.add(connection, [IncomingDelivery(guid="g", event="ping", action=None, body=b"{}")])
+    assert registry.get_sample_value("prbot_intake_inbox_deliveries") == 1
+    box.move()
+    assert registry.get_sample_value("prbot_intake_inbox_deliveries") == 0
+    box.dispose()
+    engine.dispose()

@@ -45,18 +45,19 @@ def test_the_intake_writer_leaves_the_log_to_the_checkpointer(tmp_path):
     engine = _sqlite(tmp_path)
     writer = DeliveryWriter(engine)
     # A checkpointer that only runs when asked, so the log is seen before and after.
-    writer._checkpointer = WalCheckpointer(engine, interval=3600)
+    writer._checkpointer = WalCheckpointer(writer._inbox.engine, interval=3600)
     writer.start()
     try:
         _store_many(writer, 300)  # ~6 MB: past SQLite's 1,000-page automatic checkpoint
-        wal = tmp_path / "prbot.sqlite-wal"
+        wal = tmp_path / "prbot.sqlite-inbox-wal"
         assert wal.stat().st_size > DEFAULT_AUTOCHECKPOINT_PAGES * 4096  # nobody copied it back
         busy, frames, copied = writer._checkpointer.checkpoint_once()
         assert busy == 0 and frames > DEFAULT_AUTOCHECKPOINT_PAGES and copied == frames
     finally:
         writer.stop()
     assert deliveries.count_deliveries(engine) == 300
-    # Connections go back to the pool with SQLite's default, for everyone else's commits.
+    # The main database keeps SQLite's automatic checkpoints (the mover's and workers'
+    # commits pay for them, off the request path).
     with engine.connect() as connection:
         pages = connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar()
     assert pages == DEFAULT_AUTOCHECKPOINT_PAGES

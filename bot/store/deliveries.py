@@ -84,6 +84,7 @@ class IncomingDelivery:
     repo: str | None = None
     installation_id: int | None = None
     reason: str | None = None  # set: rejected
+    received_at: datetime | None = None  # None: now (set when it waited in the inbox)
 
 
 def record_deliveries(engine: sa.Engine, incoming: list[IncomingDelivery]) -> list[bool]:
@@ -110,7 +111,7 @@ def insert_deliveries(connection: sa.Connection, incoming: list[IncomingDelivery
             "repo": item.repo,
             "installation_id": item.installation_id,
             "body": bytes(item.body),
-            "received_at": now,
+            "received_at": item.received_at or now,
             "status": "rejected" if item.reason is not None else "accepted",
             "reason": item.reason,
         }

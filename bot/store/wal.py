@@ -4,9 +4,9 @@ In WAL mode SQLite copies the log back into the database file ("checkpoints") fr
 whichever connection's commit pushes the log past 1,000 pages, inside that commit's call,
 fsyncs included. With 20 KB deliveries that is the intake writer about every 200
 deliveries, and every request queued behind that commit waited for a disk flush: the tail
-of the intake's latency (docs/benchmarks/intake.md). So the intake writer commits with
-automatic checkpoints off, and this thread checkpoints instead, PASSIVE (it never waits for
-a reader or a writer, and writers go on appending to the log meanwhile).
+of the intake's latency (docs/benchmarks/intake.md). So the intake's inbox file
+(bot/store/inbox.py) has automatic checkpoints off, and this thread checkpoints it instead,
+PASSIVE (it never waits for a reader or a writer, and writers go on appending meanwhile).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 # How often the log is copied back while there are writes; the log grows by at most this
 # much intake traffic between checkpoints (500 deliveries a second: about 5 MB).
 CHECKPOINT_SECONDS = 0.5
-# SQLite's own default, restored on connections once the intake writer is done with them.
+# SQLite's own default (pages), for every file but the inbox.
 DEFAULT_AUTOCHECKPOINT_PAGES = 1000
 
 

@@ -1,0 +1,213 @@
+"""SQLite only: the intake's own file for deliveries on their way into the main database.
+
+SQLite has one write lock per file. Workers commit several times per job, and prbot serve
+runs them below the intake's priority, so a worker preempted while it holds the lock kept
+the intake's commit (and every request queued behind it) waiting: with a busy worker the
+intake's writer spent most of its time retrying the lock (docs/benchmarks/intake.md). So on
+SQLite the intake commits into a file nobody else writes (``<database>-inbox``), answers,
+and :class:`InboxMover` carries the rows into the main database in batches, off the request
+path, usually within milliseconds.
+
+A delivery is acknowledged once it is in the inbox. The move is idempotent by GUID
+(``insert_deliveries`` skips known ones), and rows leave the inbox only after the main
+database committed them, so a crash at any point loses nothing and queues nothing twice;
+the next start moves what was left. PostgreSQL locks rows, not the database, so there the
+intake writes the main database directly and there is no inbox.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from bot.store.db import make_engine, reading
+from bot.store.deliveries import IncomingDelivery, insert_deliveries
+from bot.store.schema import UTCDateTime, deliveries, utcnow
+
+log = logging.getLogger(__name__)
+
+# Rows carried per main-database transaction: one write lock for the lot.
+MOVE_BATCH = 200
+# The mover looks again this often even unwoken (rows left by a crash, a failed move).
+IDLE_SECONDS = 1.0
+RETRY_SECONDS = 1.0
+# On shutdown, the mover gets this long to empty the inbox; what is left moves next start.
+DRAIN_SECONDS = 10.0
+
+_metadata = sa.MetaData()
+inbox = sa.Table(
+    "inbox",
+    _metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("guid", sa.String(100), nullable=False, unique=True),
+    sa.Column("event", sa.String(100), nullable=False),
+    sa.Column("action", sa.String(100), nullable=True),
+    sa.Column("repo", sa.String(300), nullable=True),
+    sa.Column("installation_id", sa.BigInteger, nullable=True),
+    sa.Column("body", sa.LargeBinary, nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("received_at", UTCDateTime, nullable=False),
+)
+
+
+def inbox_path(main: sa.Engine) -> Path:
+    """``prbot.sqlite`` -> ``prbot.sqlite-inbox``, beside SQLite's own -wal and -shm files."""
+    database = Path(main.url.database or "")
+    return database.with_name(database.name + "-inbox")
+
+
+def waiting_in_inbox(main: sa.Engine) -> int:
+    """Deliveries acknowledged but not yet in ``main`` (0 without an inbox)."""
+    if main.dialect.name != "sqlite" or not inbox_path(main).exists():
+        return 0
+    engine = make_engine(f"sqlite:///{inbox_path(main)}")
+    try:
+        with reading(engine) as connection:
+            if not sa.inspect(connection).has_table("inbox"):
+                return 0
+            return connection.execute(sa.select(sa.func.count()).select_from(inbox)).scalar_one()
+    finally:
+        engine.dispose()
+
+
+class Inbox:
+    """The inbox file of a SQLite main database."""
+
+    def __init__(self, main: sa.Engine) -> None:
+        if main.dialect.name != "sqlite":
+            raise ValueError("only a SQLite database has an inbox")
+        self.main = main
+        self.engine = make_engine(f"sqlite:///{inbox_path(main)}")
+        event.listen(self.engine, "connect", _no_automatic_checkpoints)
+        _metadata.create_all(self.engine)
+
+    def add(self, connection: sa.Connection, incoming: list[IncomingDelivery]) -> list[bool]:
+        """In the caller's transaction on :attr:`engine`: store the deliveries not yet known
+        (here or in the main database); per delivery, whether it was new."""
+        guids = [item.guid for item in incoming]
+        known = set(
+            connection.execute(sa.select(inbox.c.guid).where(inbox.c.guid.in_(guids))).scalars()
+        )
+        # A read of the main database: in WAL mode it never waits for a writer.
+        with reading(self.main) as main:
+            known.update(
+                main.execute(
+                    sa.select(deliveries.c.guid).where(deliveries.c.guid.in_(guids))
+                ).scalars()
+            )
+        now = utcnow()
+        rows, results = [], []
+        for item in incoming:
+            new = item.guid not in known
+            results.append(new)
+            if new:
+                known.add(item.guid)
+                rows.append(
+                    {
+                        "guid": item.guid,
+                        "event": item.event,
+                        "action": item.action,
+                        "repo": item.repo,
+                        "installation_id": item.installation_id,
+                        "body": bytes(item.body),
+                        "reason": item.reason,
+                        "received_at": now,
+                    }
+                )
+        if rows:
+            connection.execute(sa.insert(inbox), rows)
+        return results
+
+    def move(self, limit: int = MOVE_BATCH) -> int:
+        """Carry up to ``limit`` of the oldest rows into the main database; how many moved."""
+        with reading(self.engine) as connection:
+            rows = connection.execute(sa.select(inbox).order_by(inbox.c.id).limit(limit)).all()
+        if not rows:
+            return 0
+        with self.main.begin() as main:
+            insert_deliveries(main, [_incoming(row) for row in rows])
+        with self.engine.begin() as connection:
+            connection.execute(sa.delete(inbox).where(inbox.c.id.in_([row.id for row in rows])))
+        return len(rows)
+
+    def pending(self) -> int:
+        with reading(self.engine) as connection:
+            return connection.execute(sa.select(sa.func.count()).select_from(inbox)).scalar_one()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _no_automatic_checkpoints(dbapi_connection, _record) -> None:
+    # A commit that pushes the log past 1,000 pages would copy it back, fsyncs included,
+    # inside the intake's request path; WalCheckpointer does it on a thread of its own.
+    dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
+
+
+def _incoming(row: sa.Row) -> IncomingDelivery:
+    received: datetime = row.received_at
+    return IncomingDelivery(
+        guid=row.guid,
+        event=row.event,
+        action=row.action,
+        body=bytes(row.body),
+        repo=row.repo,
+        installation_id=row.installation_id,
+        reason=row.reason,
+        received_at=received,
+    )
+
+
+class InboxMover:
+    """A thread that empties :class:`Inbox` into the main database whenever woken."""
+
+    def __init__(self, box: Inbox) -> None:
+        self.inbox = box
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.moved = 0
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> InboxMover:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="prbot-inbox-mover", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop after moving what is in the inbox (for at most ``DRAIN_SECONDS``)."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=DRAIN_SECONDS + 5)
+            self._thread = None
+
+    def _run(self) -> None:
+        drain_until: float | None = None
+        while True:
+            self._wake.wait(IDLE_SECONDS)
+            self._wake.clear()
+            stopping = self._stopping.is_set()
+            if stopping and drain_until is None:
+                drain_until = time.monotonic() + DRAIN_SECONDS
+            try:
+                while True:
+                    moved = self.inbox.move()
+                    self.moved += moved
+                    if not moved or (drain_until is not None and time.monotonic() > drain_until):
+                        break
+            except Exception:  # noqa: BLE001 - rows stay in the inbox and move on a later try
+                log.exception("could not move deliveries from the intake's inbox")
+                if not stopping:
+                    self._stopping.wait(RETRY_SECONDS)
+            if stopping:
+                return
