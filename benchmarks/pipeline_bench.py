@@ -51,7 +51,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import httpx  # noqa: E402
 from _local_index import IndexServer, write_index  # noqa: E402
-from _ml_repo import DOC, RepoShape, base_tree, index_packages, pr_change  # noqa: E402
+from _ml_repo import (  # noqa: E402
+    DOC,
+    RepoShape,
+    base_tree,
+    generated_doc,
+    index_packages,
+    pr_change,
+)
 
 from bot.cli.replay import send  # noqa: E402
 from bot.testing.github_server import FakeGitHub  # noqa: E402
@@ -63,33 +70,6 @@ REPO = "acme/vllm"
 WARMUP_REPO = "acme/warmup"
 INSTALLATION_ID = 1
 SECRET = "pipeline-bench-secret"
-DOC_SKELETON = """\
-# Attention Backend Feature Support
-
-Generated from the backend classes by prbot's renderer; edit the sources, not this page.
-
-## Backend Priority (CUDA)
-
-### Standard Attention (MHA, MQA, GQA)
-
-**Blackwell (SM 10.x):**
-
-**Ampere/Hopper (SM 8.x-9.x):**
-
-### MLA Attention (DeepSeek-style)
-
-**Blackwell (SM 10.x):**
-
-**Ampere/Hopper (SM 8.x-9.x):**
-
-## Standard Attention (MHA, MQA, GQA) Backends
-
-## MLA (Multi-head Latent Attention) Backends
-
-### Prefill Backends
-
-### Decode Backends
-"""
 _JOB_DONE = re.compile(r"job \d+ \((\w+)\) done in ([0-9.]+)s")
 
 
@@ -97,25 +77,11 @@ class BenchError(RuntimeError):
     """The benchmark could not run (a server did not start, a comment never came)."""
 
 
-def generated_doc(tree: dict[str, str], work: Path) -> str:
-    """The attention-backend doc of ``tree``, filled in by ``prbot docs --write`` from the
-    skeleton's headings, so the base revision's doc is in sync with its sources."""
-    checkout = work / "doc-checkout"
-    for path, text in {**tree, DOC: DOC_SKELETON}.items():
-        target = checkout / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    # Exit 3 is expected: the vLLM rules' pre-commit hooks name scripts the fixture lacks.
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "docs", "--repo", str(checkout), "--write"],
-        capture_output=True,
-        text=True,
-        cwd=str(ROOT),
-        timeout=300,
-    )
-    if f"rewrote {DOC}" not in result.stderr + result.stdout:
-        raise BenchError(f"prbot docs --write did not fill {DOC}:\n{result.stderr[-2000:]}")
-    return (checkout / DOC).read_text()
+def _generated_doc(tree: dict[str, str], work: Path) -> str:
+    try:
+        return generated_doc(tree, work)
+    except RuntimeError as exc:
+        raise BenchError(str(exc)) from None
 
 
 def free_port() -> int:
@@ -332,7 +298,7 @@ def build_fixture(root: Path, files: int) -> tuple[FakeGitHub, IndexServer, dict
     written = write_index(root / "index", packages)
     index = IndexServer(root / "index").start()
     tree = base_tree(RepoShape(files), index.url)
-    tree[DOC] = generated_doc(tree, root)
+    tree[DOC] = _generated_doc(tree, root)
     gh = FakeGitHub(root=root / "github").start()
     gh.add_installation(INSTALLATION_ID, "acme")
     gh.create_repo(REPO, installation_id=INSTALLATION_ID, files=tree)
