@@ -1,31 +1,34 @@
 """The whole pipeline on a large vLLM-shaped repository, event to comment, with uv's cache
 cold and warm.
 
-    uv run python benchmarks/pipeline_bench.py                      # full size, 3 rounds
+    uv run python benchmarks/pipeline_bench.py                 # full size: ~3,000 files, 5 rounds
     uv run python benchmarks/pipeline_bench.py --files 300 --repeat 1 --out /tmp/pipeline.md
 
-A generated repository of ``--files`` files (benchmarks/_ml_repo.py: attention backends, a
-registry and CUDA priority lists, model and test modules, CUDA sources, requirement files
-with ``-r``/``-c`` includes and platform markers, the generated attention-backend doc) sits
-on the local GitHub test server, and its requirements resolve against a local package index
-over HTTP (benchmarks/_local_index.py: wheels, and source distributions uv must build).
+A generated repository of about ``--files`` files (benchmarks/_ml_repo.py: attention backends,
+their registry and CUDA priority lists, model and test modules, CUDA sources, requirement
+files with ``-r``/``-c`` includes and platform markers for cuda/rocm/cpu/xpu/tpu, the
+attention-backend doc filled in by ``prbot docs --write``) sits on the local GitHub test
+server. Its ``.github/prbot.yml`` extends the built-in ``vllm`` rules and points uv at a
+local package index over HTTP (benchmarks/_local_index.py), so the requirements check
+resolves with real uv and no internet.
 
 Each round starts a real ``prbot serve`` (SQLite, one supervised worker process,
-``PRBOT_DEFAULT_RULES=vllm``, the repository's ``.github/prbot.yml`` extending ``vllm`` and
-pointing uv at the local index) on a fresh data directory: empty uv cache, no git mirror,
-empty store. Then two PRs, one after the other, each adding an MLA backend, editing model
-files and moving a bound in requirements/common.txt:
+``PRBOT_DEFAULT_RULES=vllm``) on a fresh data directory, waits for its worker process, runs
+one untimed PR on a one-file repository (the worker's first imports), then three PRs on the
+big repository, one after the other, each adding an MLA backend, editing model files and
+moving a bound in requirements/common.txt (a requirement set uv has not resolved before):
 
-- **cold**: the first PR (uv cache empty, mirror cloned on the way);
-- **warm**: the second PR, a new head on the same server (uv cache and mirror as the first
-  left them; its requirement set is new, so uv runs again rather than prbot's result cache
-  answering).
+- **cold**: the first: uv's cache empty, no git mirror (cloned on the way), a new store;
+- **warm**: the second, on the same server: uv's cache and the mirror as the first left them;
+- **uv-cold**: the third, with uv's cache (``$PRBOT_DATA_DIR/uv-cache``) emptied first:
+  everything else warm, so it isolates uv's cache.
 
-Timed: the signed ``pull_request.opened`` POST until the report comment (with the head SHA)
-is on the test server, polled from its state. Reported per run: that time, the worker's own
-``job ... done in`` figures per job kind (from serve's log), uv runs and requests the index
-served, and every section's status from the stored report. The stored report has no
-per-check timings, so none are shown. Medians over ``--repeat`` rounds; the ratio warm/cold.
+Timed: the signed ``pull_request.opened`` POST until the report comment with the head SHA is
+on the test server (polled from its state). Also reported per PR: the worker's own ``job ...
+done in`` figure per job kind (serve's log), the requirement cells uv resolved and the
+requests the index served, from the stored report every section's status. The stored report
+has no per-check timings, so no per-check breakdown is given. Medians over ``--repeat``
+rounds, and their ratios to cold; the page goes to docs/benchmarks/pipeline.md.
 """
 
 from __future__ import annotations
@@ -281,6 +284,9 @@ def measure(
     time.sleep(1.0)
     serve.new_log_lines()
     seconds = deliver_and_wait(serve, gh, REPO, number, timeout, client)
+    # Closed on the test server once measured, so every run's first reconcile lists the same
+    # open PRs (none but its own) whatever round it is in.
+    gh.close_pull_request(REPO, number)
     # The job's "done" line comes just after the comment it published.
     time.sleep(0.5)
     summary = report_summary(serve.database_url, number)
@@ -417,13 +423,17 @@ def render_page(runs: list[dict], info: dict, args: argparse.Namespace, load: tu
         "and moves a lower bound in requirements/common.txt, so every platform's effective set "
         "is new and uv runs for each cell rather than prbot's result cache answering (*Cells uv "
         "resolved*: not cached, not skipped; ppc64le and s390x have no uv platform). *Index "
-        "requests* are the GETs the local index served during the run (pages and wheels): the "
-        "uv cache's work. *Worker job time* is the worker's own `job … done in` figure per job "
-        "kind, from serve's log; the rest of event → comment is the intake, the queue's poll "
-        "and the comment's appearing. The cold PR also pays what any first job on a new server "
-        "pays (the worker process's first imports, the mirror's clone, the first reconcile of "
-        "the open PRs); uv-cold isolates uv's cache. The stored report carries no per-check "
-        "timings, so no per-check breakdown is given."
+        "requests* are the GETs the local index served during the PR (pages and wheels): uv's "
+        "cache at work. The index is on the same machine, so a cold cache costs here what it "
+        "costs with no network latency; from PyPI it costs more. *Worker job time* is the "
+        "worker's own `job … done in` figure per job kind, from serve's log; it runs a little "
+        "past the comment (the check run is completed after it). Before the cold PR, each "
+        "round runs one untimed PR on a one-file repository, so the worker process's first "
+        "imports are not counted; the cold PR still pays the mirror's clone and the first "
+        "reconcile of the open PRs, which uv-cold does not. Measured PRs are closed once "
+        "timed, so each run's open-PR index holds only itself (the duplicates check's cost at "
+        "2,000 and 20,000 open PRs is in duplicates.md). The stored report carries no "
+        "per-check timings, so no per-check breakdown is given."
     )
     return (
         "\n\n".join(
@@ -447,7 +457,7 @@ def render_page(runs: list[dict], info: dict, args: argparse.Namespace, load: tu
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=3000, help="rough size of the repository")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds (a cold and a warm PR each)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds (cold, warm, uv-cold each)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait per comment")
     parser.add_argument("--keep", default=None, help="work in this directory and keep it")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks" / "pipeline.md"))
