@@ -297,6 +297,11 @@ def main() -> int:
         f"is the cores: on {os.cpu_count()} cores a second process adds at most what the first "
         "leaves idle (waits on git and the database, the other core)."
     )
+    if heavy is not None:
+        reading += (
+            " Here one worker process already keeps both cores busy: two pipelines on its two "
+            "threads, and each requirements check runs up to four uv processes at once."
+        )
     page = (
         "\n\n".join(
             [
