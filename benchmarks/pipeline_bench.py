@@ -177,6 +177,33 @@ class Serve:
             self.process.kill()
             self.process.wait(timeout=30)
 
+    def wait_idle(self, timeout: float = 120.0) -> None:
+        """Until no job is leased or due (a periodic one may wait hours ahead), so one PR's
+        trailing jobs neither run into the next PR's time nor into its log lines."""
+        from datetime import UTC, datetime
+
+        from bot.store import db
+        from bot.store.queue import Queue
+
+        engine = db.make_engine(self.database_url)
+        queue = Queue(engine)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                now = datetime.now(UTC)
+                due = [
+                    job
+                    for job in queue.jobs("queued", limit=1000)
+                    if job.run_after is None or job.run_after.replace(tzinfo=UTC) <= now
+                ]
+                if not due and queue.depth()["leased"] == 0:
+                    return
+                if time.monotonic() > deadline:
+                    raise BenchError("the queue did not drain")
+                time.sleep(0.05)
+        finally:
+            engine.dispose()
+
     def new_log_lines(self) -> list[str]:
         text = self.log_path.read_text(errors="replace")
         lines, self.log_offset = text[self.log_offset :].splitlines(), len(text)
@@ -280,15 +307,14 @@ def measure(
 ) -> dict:
     number = open_pr(gh, tree, number_hint, variant)
     served_before = index.requests_served
-    # Let the warm-up's trailing jobs finish (and keep their log lines out of this PR's).
-    time.sleep(1.0)
+    serve.wait_idle()
     serve.new_log_lines()
     seconds = deliver_and_wait(serve, gh, REPO, number, timeout, client)
     # Closed on the test server once measured, so every run's first reconcile lists the same
     # open PRs (none but its own) whatever round it is in.
     gh.close_pull_request(REPO, number)
-    # The job's "done" line comes just after the comment it published.
-    time.sleep(0.5)
+    # The pipeline job's "done" line, and its jobs_dispatch, come after the comment.
+    serve.wait_idle()
     summary = report_summary(serve.database_url, number)
     summary.update(
         number=number,

@@ -162,6 +162,7 @@ def one_round(
     ) as stack:
         gh = stack.github
         gh.create_repo(REPO, installation_id=INSTALLATION_ID, files=files)
+        served_before = heavy.index.requests_served if heavy is not None else 0
         if heavy is not None:
             # The pipeline's uv cache (bot/pipeline.py) is the shared, warmed one.
             stack.settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -202,7 +203,11 @@ def one_round(
                 proc.wait(timeout=30)
         done = [j for j in queue.jobs("done", limit=10_000) if j.kind in ("delivery", "pipeline")]
         failed = [j for j in queue.jobs(limit=10_000) if j.state in ("dead",)]
-    return {"workers": workers, "jobs": len(done), "seconds": seconds, "dead": len(failed)}
+    result = {"workers": workers, "jobs": len(done), "seconds": seconds, "dead": len(failed)}
+    if heavy is not None:
+        # 0 once the warm-up has filled uv's cache: the round fetched nothing from the index.
+        result["index_requests"] = heavy.index.requests_served - served_before
+    return result
 
 
 def heavy_fixture(root: Path, files: int) -> HeavyFixture:
