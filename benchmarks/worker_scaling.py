@@ -294,7 +294,8 @@ def main() -> int:
             "first lease until every delivery and pipeline job is done (git fetch, every check "
             "including uv resolving each platform against a local HTTP index with a warm uv "
             "cache shared by the rounds, stored report). An untimed round warms that cache "
-            "first. Rounds alternate 1 and 2 workers."
+            "first. Rounds alternate 1 and 2 workers. Index requests during the timed rounds: "
+            f"{sum(r.get('index_requests', 0) for rs in results.values() for r in rs)}."
         )
     reading = (
         f"Two workers versus one: **{rate[2] / rate[1]:.2f}×** jobs per second. Each job is "
