@@ -305,8 +305,8 @@ def main() -> int:
     )
     if heavy is not None:
         reading += (
-            " Here one worker process already keeps both cores busy: two pipelines on its two "
-            "threads, and each requirements check runs up to four uv processes at once."
+            " Here one worker process can fill both cores by itself: two pipelines on its two "
+            "threads, and up to four uv processes per requirements check."
         )
     page = (
         "\n\n".join(
