@@ -490,6 +490,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.files < 50 or args.repeat < 1:
         parser.error("--files must be at least 50 and --repeat at least 1")
+    if args.keep and Path(args.keep).exists() and any(Path(args.keep).iterdir()):
+        parser.error(f"--keep {args.keep}: not empty (a cold run needs a fresh directory)")
     load_before = os.getloadavg()[0]
     try:
         runs, info = run(args)
