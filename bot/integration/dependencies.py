@@ -100,16 +100,21 @@ def _optional_by_the_code(
     }
     own = set(rule.first_party) | set(rule.ignore)
     neighbours: dict[str, list[str]] = {}
+    # Each importing file parsed once, not once per module it imports: a file adding
+    # thousands of imports would otherwise be parsed thousands of times.
+    parsed: dict[str, tuple[list[str], list[ImportSite]] | None] = {}
     for module in modules - set(reasons):
         path = sites[module].path
-        try:
-            found = top_level_imports(path, files.text(path))
-            guarded = next(
-                (s for s in imports_in(path, files.text(path)) if s.module == module and s.guard),
-                None,
-            )
-        except InputRejected:
-            continue  # already a problem of _candidate_imports
+        if path not in parsed:
+            try:
+                text = files.text(path)
+                parsed[path] = (top_level_imports(path, text), imports_in(path, text))
+            except InputRejected:
+                parsed[path] = None  # already a problem of _candidate_imports
+        if parsed[path] is None:
+            continue
+        found, file_sites = parsed[path]
+        guarded = next((s for s in file_sites if s.module == module and s.guard), None)
         if guarded and not guarded.typing_only:
             # The file's own import of it copes with its absence (vLLM 0.33's m2n_common.py:
             # `import_m2n()` re-raises with install hints; `prepare_m2n_local_runtime`
