@@ -55,3 +55,21 @@ def test_actions_that_change_no_check_queue_no_run(handler_context, pull_event, 
     assert _jobs(handler_context, "pipeline") == []
     if action == "closed":
         assert open_pr_count(handler_context.engine, REPO) == 0
+
+
+def test_a_late_event_for_a_replaced_head_leaves_the_newer_run_in_line(
+    handler_context, pull_event, github_server
+):
+    older = pull_event("opened")
+    number = older.payload["pull_request"]["number"]
+    github_server.push(REPO, number, {"a.py": "x = 3\n"})
+    newer = pull_event("synchronize")
+    newer.payload["pull_request"]["updated_at"] = "2030-01-01T00:00:00Z"  # clearly later
+    on_pull_request(handler_context, newer)
+    # GitHub's redelivery of the first event, handled only now (the crash run found it).
+    on_pull_request(handler_context, older)
+    head = newer.payload["pull_request"]["head"]["sha"]
+    assert head != older.payload["pull_request"]["head"]["sha"]
+    assert state.current_head(handler_context.engine, REPO, number) == head
+    [run] = _jobs(handler_context, "pipeline")
+    assert run.payload["pull"]["head_sha"] == head

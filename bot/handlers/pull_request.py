@@ -18,7 +18,7 @@ def on_pull_request(ctx: HandlerContext, event: Event) -> None:
     payload = event.payload
     pull = payload["pull_request"]
     repo = payload["repository"]["full_name"]
-    state.observe_head(
+    current = state.observe_head(
         ctx.engine, repo, pull["number"], pull["head"]["sha"], parse_time(pull.get("updated_at"))
     )
     # Title, body and state now; the changed files once the pipeline has the diff.
@@ -27,5 +27,10 @@ def on_pull_request(ctx: HandlerContext, event: Event) -> None:
         # Events only know the PRs they saw; list the rest once, before this PR's run.
         ctx.enqueue_reconcile(repo, (payload.get("installation") or {}).get("id"))
     if event.action not in PIPELINE_ACTIONS or pull.get("state") != "open":
+        return
+    if not current:
+        # A late event (redelivered, or handled after a newer one) for a head a newer push
+        # replaced. Queued, it would take the newer head's place in line, and the run would
+        # then be skipped as overtaken: the current head left with no report at all.
         return
     ctx.enqueue_pipeline(payload, pull_summary(pull), reason=f"pull_request.{event.action}")
