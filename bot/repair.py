@@ -34,7 +34,13 @@ from bot.report import Report, render_markdown
 from bot.store.db import reading
 from bot.store.schema import deliveries
 from bot.store.state import save_report
-from bot.store.sweeps import last_pipeline_error, record_gave_up, record_sweep, sweep_inputs
+from bot.store.sweeps import (
+    forget_sweeps,
+    last_pipeline_error,
+    record_gave_up,
+    record_sweep,
+    sweep_inputs,
+)
 from bot.webhooks import HANDLED_ACTIONS
 
 log = logging.getLogger(__name__)
@@ -45,6 +51,8 @@ MAX_PAGES = 30
 MAX_REDELIVERIES_PER_RUN = 500
 MAX_STALE_PER_RUN = 100
 GUID_CHUNK = 500
+# Sweep counts older than this are dropped (heads long closed or moved on).
+SWEEP_RETENTION = timedelta(days=30)
 # Each later run walks back to where the one before started, with this much overlap.
 OVERLAP = timedelta(minutes=10)
 # The section of the report a head gets when every run of it failed.
@@ -163,6 +171,7 @@ def sweep_heads(
     whether it was published; None in a dry run, where the report is only stored.
     """
     now = now or datetime.now(UTC)
+    forget_sweeps(engine, now - SWEEP_RETENTION)
     inputs = sweep_inputs(engine)
     plan = plan_sweeps(
         inputs.open_heads,

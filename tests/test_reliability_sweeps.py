@@ -124,10 +124,12 @@ def test_a_head_that_always_fails_stops_being_swept_after_the_cap(stack, worker)
     assert "GitError" in comment["body"]  # the exception's name, not its message
     [run] = gh.check_runs(REPO, head)
     assert (run["status"], run["conclusion"]) == ("completed", "action_required")
-    # Given up: nothing more is queued or posted, however long the repair keeps running.
-    for later in (now, now + timedelta(days=30)):
+    # Given up: nothing more is queued or posted, however long the repair keeps running
+    # (past the counts' retention too: the failure report is the head's report).
+    for later in (now, now + timedelta(days=60)):
         quiet = _sweep(stack, worker, later)
         assert quiet.queued == [] and quiet.gave_up == []
+    assert sweep_count(stack.service.engine, REPO, number, head) == 0  # forgotten
     assert len(_reports(stack, number)) == 1
 
 

@@ -105,6 +105,15 @@ def record_gave_up(engine: sa.Engine, repo: str, number: int, head_sha: str, now
         )
 
 
+def forget_sweeps(engine: sa.Engine, before: datetime) -> int:
+    """Drop the counts of heads last swept before ``before``; returns how many. A head given
+    up on has its failure report stored, so it is not swept again without its row."""
+    with engine.begin() as connection:
+        return connection.execute(
+            sa.delete(pr_sweeps).where(pr_sweeps.c.last_swept_at < before)
+        ).rowcount
+
+
 def sweep_count(engine: sa.Engine, repo: str, number: int, head_sha: str) -> int:
     with reading(engine) as connection:
         count = connection.execute(
