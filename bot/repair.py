@@ -233,7 +233,11 @@ def _give_up(
             markdown,
         )
     else:
-        log.info("%s#%s: failure report superseded by a newer head", target.repo, target.number)
+        log.info(
+            "%s#%s: failure report not published (a newer head, or no installation)",
+            target.repo,
+            target.number,
+        )
     record_gave_up(engine, target.repo, target.number, target.current_head, now)
 
 
