@@ -133,6 +133,34 @@ def test_a_head_that_always_fails_stops_being_swept_after_the_cap(stack, worker)
     assert len(_reports(stack, number)) == 1
 
 
+def test_no_failure_is_published_for_a_head_github_has_moved_on_from(stack, worker):
+    # The index holds the head of the last event; GitHub has a newer one whose event never
+    # came. The given-up head is not GitHub's, so nothing is posted for it.
+    gh = stack.github
+    gh.inject("*", GIT, status=500, times=1000)
+    number = _open(stack, "moved")
+    indexed = gh.repos[REPO].pulls[number].head_sha
+    _drain(worker)  # the event, and the first listing of the repository's PRs
+    gh.push(REPO, number, {"moved.py": "y = 3\n"})  # no event delivered
+    now = T0
+    for sweep in range(MAX_SWEEPS):
+        _sweep(stack, worker, now)
+        _drain(worker)
+        now += SPACING * 2**sweep
+    # As in the fault run: two pushes within one second of updated_at, their events handled
+    # out of order, leave the older head as the PR's newest observed one.
+    from bot.store import state
+
+    later = datetime.now(UTC) + timedelta(days=1)
+    assert state.observe_head(stack.service.engine, REPO, number, indexed, later)
+    gave_up = _sweep(stack, worker, now)
+    assert [(t.number, t.current_head) for t in gave_up.gave_up] == [(number, indexed)]
+    assert _reports(stack, number) == [] and gh.check_runs(REPO, indexed) == []
+
+    assert state.latest_report(stack.service.engine, REPO, number) is None
+    assert _sweep(stack, worker, now + timedelta(days=1)).gave_up == []
+
+
 def test_a_push_after_giving_up_is_reported_in_the_same_comment(stack, worker):
     gh = stack.github
     gh.inject("*", GIT, status=500, times=1000)

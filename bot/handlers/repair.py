@@ -59,17 +59,24 @@ def repair(ctx: HandlerContext, job: dict[str, Any]) -> None:
 
 def failure_publisher(ctx: HandlerContext) -> FailurePublisher | None:
     """How the repair posts "the run failed" on a PR: the pipeline's sticky comment and check
-    run, through the same publisher (None in a dry run: the report is only stored)."""
+    run, through the same publisher, for the head GitHub shows; False when it is not that
+    head. None in a dry run: the report is only stored."""
     if ctx.settings.dry_run or ctx.app is None:
         return None
     app = ctx.app
 
     def publish(payload: dict[str, Any], report: Report, markdown: str) -> bool:
         client = ctx.client_for(payload)
-        if client is None:
+        if client is None or report.pr is None:
+            return False
+        # The open-PR index may hold a head GitHub has moved on from (two pushes in one
+        # second order alike): only the head GitHub shows now is told its run failed, so a
+        # good report of the real head is never replaced by a failure of another.
+        pull = client.get_pull(report.repo, report.pr)
+        if pull.state != "open" or pull.head_sha != report.head_sha:
             return False
         locks = ctx.settings.data_dir / "locks"
         publisher = Publisher(ctx.engine, client, app.bot_login(), locks)
-        return publisher.publish(report.repo, report.pr or 0, report, markdown).published
+        return publisher.publish(report.repo, report.pr, report, markdown).published
 
     return publish
