@@ -8,8 +8,9 @@ local GitHub test server sends a burst of signed deliveries (bot/testing/crash.p
 
 Figures: deliveries sent, acknowledged (2xx), refused or sent while down, redelivered by the
 repair job, stored, lost (acknowledged, not stored: must be 0), unrepaired, comments per PR
-(must all be 1), stale PRs, doubled check runs and reactions. The PostgreSQL run uses a
-scratch schema dropped afterwards.
+(must all be 1), stale PRs, doubled check runs and reactions, dead jobs by kind, and PRs
+whose one comment is the repair's "could not check this head" (failure_reports). The
+PostgreSQL run uses a scratch schema dropped afterwards.
 """
 
 from __future__ import annotations

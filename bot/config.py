@@ -11,7 +11,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_BUILDKITE_API_URL = "https://api.buildkite.com"
+DEFAULT_ACTIONS_WORKFLOW = "prbot-gpu.yml"
 MAX_BODY_BYTES = 25 * 1024 * 1024
+# A signed Buildkite delivery older than this is a replay; a day is already far past any
+# clock skew, and a larger value is most likely milliseconds given for seconds.
+MAX_WEBHOOK_AGE_SECONDS = 86400.0
 
 
 class ConfigError(ValueError):
@@ -41,8 +46,8 @@ def check_environment(environ: Mapping[str, str]) -> None:
 
 
 def _shown(name: str, raw: str) -> str:
-    # Secrets are named, never echoed.
-    return "value hidden" if "SECRET" in name else repr(raw[:80])
+    # Secrets and tokens are named, never echoed.
+    return "value hidden" if "SECRET" in name or "TOKEN" in name else repr(raw[:80])
 
 
 def _raw(name: str) -> str | None:
@@ -107,6 +112,64 @@ def _api_url(name: str, default: str) -> str:
     return raw.rstrip("/")
 
 
+# Buildkite slugs are lowercase letters, digits, "-" and "_"; they go into API paths, so
+# nothing else (no "/", "..", "?" or spaces) may reach one.
+_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,99}")
+# A token goes into an Authorization header: printable ASCII, no spaces ("Bearer x" pasted
+# whole, or two tokens run together, is refused here rather than as a 401 at dispatch).
+_TOKEN = re.compile(r"[!-~]{1,500}")
+# The workflow prbot dispatches is named by its file in .github/workflows: no directory.
+_WORKFLOW_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.ya?ml")
+_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def _slug(name: str) -> str | None:
+    raw = _raw(name)
+    if raw is None:
+        return None
+    if not _SLUG.fullmatch(raw):
+        raise ConfigError(
+            f"{name} must be a Buildkite slug (lowercase letters, digits, '-' and '_', as in "
+            f"the pipeline's URL), got {raw[:80]!r}"
+        )
+    return raw
+
+
+def _tokens(name: str) -> tuple[str, ...]:
+    """A token, or several comma-separated (to rotate); never echoed in an error."""
+    raw = _raw(name)
+    if raw is None:
+        return ()
+    tokens = tuple(t.strip() for t in raw.split(","))
+    if any(not _TOKEN.fullmatch(t) for t in tokens):
+        raise ConfigError(
+            f"{name} must be tokens without spaces or empty entries, comma-separated (value hidden)"
+        )
+    return tokens
+
+
+def _https_url(name: str, default: str) -> str:
+    """An https URL; http only to this machine (a test server), since a token goes with it."""
+    url = _api_url(name, default)
+    parts = urlsplit(url)
+    loopback = parts.hostname in _LOOPBACK_HOSTS or (parts.hostname or "").startswith("127.")
+    if parts.scheme != "https" and not loopback:
+        raise ConfigError(f"{name} must be an https URL (http only on loopback), got {url!r}")
+    return url
+
+
+def _workflow_file(name: str, default: str) -> str:
+    raw = _raw(name)
+    if raw is None:
+        return default
+    if not _WORKFLOW_FILE.fullmatch(raw):
+        raise ConfigError(
+            f"{name} must be a workflow file name such as {default} (in .github/workflows, "
+            f"no directory), got {raw[:80]!r}"
+        )
+    return raw
+
+
 def _database_url(name: str) -> str | None:
     raw = _raw(name)
     if raw is None:
@@ -139,27 +202,60 @@ class CiSettings:
     buildkite_organization: str | None = None
     buildkite_pipeline: str | None = None
     buildkite_token: str | None = field(default=None, repr=False)
-    buildkite_api_url: str = "https://api.buildkite.com"
+    buildkite_api_url: str = DEFAULT_BUILDKITE_API_URL
     # Tokens proving Buildkite's webhooks (X-Buildkite-Token or X-Buildkite-Signature).
     buildkite_webhook_tokens: tuple[str, ...] = field(default=(), repr=False)
     buildkite_webhook_max_age: float = 300.0
     # GitHub Actions: the workflow dispatched on the PR's base branch (bot/ci/actions.py).
-    actions_workflow: str = "prbot-gpu.yml"
+    actions_workflow: str = DEFAULT_ACTIONS_WORKFLOW
 
     @classmethod
     def from_env(cls) -> CiSettings:
-        hooks = os.environ.get("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "")
+        """Every PRBOT_BUILDKITE_* and PRBOT_ACTIONS_* setting, checked as Settings' are."""
+        check_environment({n: v for n, v in os.environ.items() if n in CI_VARIABLES})
+        tokens = _tokens("PRBOT_BUILDKITE_TOKEN")
+        if len(tokens) > 1:
+            raise ConfigError("PRBOT_BUILDKITE_TOKEN must be one token (value hidden)")
+        token = tokens[0] if tokens else None
+        organization = _slug("PRBOT_BUILDKITE_ORGANIZATION")
+        pipeline = _slug("PRBOT_BUILDKITE_PIPELINE")
+        given = {
+            "PRBOT_BUILDKITE_ORGANIZATION": organization,
+            "PRBOT_BUILDKITE_PIPELINE": pipeline,
+            "PRBOT_BUILDKITE_TOKEN": token,
+        }
+        missing = [name for name, value in given.items() if value is None]
+        if 0 < len(missing) < len(given):
+            raise ConfigError(
+                f"{missing[0]} is not set; Buildkite needs PRBOT_BUILDKITE_ORGANIZATION, "
+                "PRBOT_BUILDKITE_PIPELINE and PRBOT_BUILDKITE_TOKEN together (or none of them)"
+            )
+        max_age = _positive("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", 300.0)
+        if max_age > MAX_WEBHOOK_AGE_SECONDS:
+            raise ConfigError(
+                f"PRBOT_BUILDKITE_WEBHOOK_MAX_AGE is in seconds and at most "
+                f"{MAX_WEBHOOK_AGE_SECONDS:g}, got {max_age:g}"
+            )
         return cls(
-            buildkite_organization=os.environ.get("PRBOT_BUILDKITE_ORGANIZATION") or None,
-            buildkite_pipeline=os.environ.get("PRBOT_BUILDKITE_PIPELINE") or None,
-            buildkite_token=os.environ.get("PRBOT_BUILDKITE_TOKEN") or None,
-            buildkite_api_url=os.environ.get(
-                "PRBOT_BUILDKITE_API_URL", "https://api.buildkite.com"
-            ).rstrip("/"),
-            buildkite_webhook_tokens=tuple(t.strip() for t in hooks.split(",") if t.strip()),
-            buildkite_webhook_max_age=_positive("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", 300.0),
-            actions_workflow=os.environ.get("PRBOT_ACTIONS_WORKFLOW") or "prbot-gpu.yml",
+            buildkite_organization=organization,
+            buildkite_pipeline=pipeline,
+            buildkite_token=token,
+            buildkite_api_url=_https_url("PRBOT_BUILDKITE_API_URL", DEFAULT_BUILDKITE_API_URL),
+            buildkite_webhook_tokens=_tokens("PRBOT_BUILDKITE_WEBHOOK_TOKEN"),
+            buildkite_webhook_max_age=max_age,
+            actions_workflow=_workflow_file("PRBOT_ACTIONS_WORKFLOW", DEFAULT_ACTIONS_WORKFLOW),
         )
+
+
+CI_VARIABLES = (
+    "PRBOT_BUILDKITE_ORGANIZATION",
+    "PRBOT_BUILDKITE_PIPELINE",
+    "PRBOT_BUILDKITE_TOKEN",
+    "PRBOT_BUILDKITE_API_URL",
+    "PRBOT_BUILDKITE_WEBHOOK_TOKEN",
+    "PRBOT_BUILDKITE_WEBHOOK_MAX_AGE",
+    "PRBOT_ACTIONS_WORKFLOW",
+)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Missed deliveries, as decisions over data (no I/O): which of the App's recent webhook
-attempts to redeliver, and which open PRs carry a report for an older head.
+attempts to redeliver (which open PR heads to run again: bot/head_sweeps.py).
 
 GitHub lists every attempt of the App's webhook (``GET /app/hook/deliveries``, newest first,
 cursor-paginated) with its GUID and the status code prbot answered. A GUID none of whose
@@ -139,31 +139,3 @@ def walk_should_stop(page: list[HookAttempt], *, since: datetime | None, now: da
     if since is not None and since > floor:
         floor = since
     return oldest < floor
-
-
-@dataclass(frozen=True)
-class StaleHead:
-    repo: str
-    number: int
-    reported_head: str
-    current_head: str
-
-
-def stale_heads(
-    open_heads: Mapping[tuple[str, int], str],
-    reported_heads: Mapping[tuple[str, int], str],
-    busy: set[tuple[str, int]],
-    *,
-    limit: int,
-) -> list[StaleHead]:
-    """Open PRs whose latest report is for another head than their current one and that no
-    pipeline job is already queued or running for; at most ``limit``."""
-    found = []
-    for key in sorted(open_heads):
-        reported = reported_heads.get(key)
-        if reported is None or reported == open_heads[key] or key in busy:
-            continue
-        found.append(StaleHead(key[0], key[1], reported, open_heads[key]))
-        if len(found) >= limit:
-            break
-    return found

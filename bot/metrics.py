@@ -67,13 +67,15 @@ REPAIR = Counter(
     ["outcome"],
     registry=WORKER_REGISTRY,
 )
-REPAIR_OUTCOMES = ("redelivered", "refused", "stale_queued", "not_modified")
+REPAIR_OUTCOMES = ("redelivered", "refused", "stale_queued", "sweeps_given_up", "not_modified")
 
 
 def count_repair(result) -> None:  # noqa: ANN001 - bot.repair.RepairResult
     REPAIR.labels("redelivered").inc(len(result.redelivered))
     REPAIR.labels("refused").inc(result.redeliver_failures)
-    REPAIR.labels("stale_queued").inc(len(result.stale))
+    # "stale_queued": open heads without a current report queued again (none or an older one).
+    REPAIR.labels("stale_queued").inc(len(result.sweep.queued))
+    REPAIR.labels("sweeps_given_up").inc(len(result.sweep.gave_up))
     REPAIR.labels("not_modified").inc(1 if result.not_modified else 0)
 
 

@@ -1,6 +1,7 @@
 """Missed-delivery repair, the I/O around bot/deliveries_repair.py: list the App's recent
-webhook attempts, redeliver those prbot lost, and queue open PRs whose report is for an
-older head. Runs as the ``repair_deliveries`` job: when a worker starts, then every
+webhook attempts, redeliver those prbot lost, and queue open PRs whose current head has no
+report (bot/head_sweeps.py decides which, and when to publish that the run failed instead).
+Runs as the ``repair_deliveries`` job: when a worker starts, then every
 ``PRBOT_REPAIR_INTERVAL`` seconds.
 
 The walk is bounded (``MAX_PAGES`` pages of 100) and conditional: the first page is asked
@@ -11,25 +12,35 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from github import GithubException
 
+from bot.checks import Section, Status
 from bot.deliveries_repair import (
     HookAttempt,
-    StaleHead,
     choose_redeliveries,
     next_page_url,
     parse_attempts,
-    stale_heads,
     walk_should_stop,
 )
+from bot.head_sweeps import MAX_SWEEPS, HeadToSweep, plan_sweeps
+from bot.report import Report, render_markdown
 from bot.store.db import reading
-from bot.store.schema import deliveries, jobs, open_prs, reports
+from bot.store.schema import deliveries
+from bot.store.state import save_report
+from bot.store.sweeps import (
+    forget_sweeps,
+    last_pipeline_error,
+    record_gave_up,
+    record_sweep,
+    sweep_inputs,
+)
 from bot.webhooks import HANDLED_ACTIONS
 
 log = logging.getLogger(__name__)
@@ -40,8 +51,25 @@ MAX_PAGES = 30
 MAX_REDELIVERIES_PER_RUN = 500
 MAX_STALE_PER_RUN = 100
 GUID_CHUNK = 500
+# Sweep counts older than this are dropped (heads long closed or moved on).
+SWEEP_RETENTION = timedelta(days=30)
 # Each later run walks back to where the one before started, with this much overlap.
 OVERLAP = timedelta(minutes=10)
+# The section of the report a head gets when every run of it failed.
+FAILURE_CHECK = "run"
+# "TimeoutError: ..." -> "TimeoutError": only the exception's name goes on the PR, since
+# its message may carry paths or URLs the PR's readers should not see.
+_ERROR_KIND = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,99}(?=:|$)")
+
+
+class FailurePublisher(Protocol):
+    def __call__(self, payload: dict[str, Any], report: Report, markdown: str) -> bool: ...
+
+
+@dataclass
+class SweepResult:
+    queued: list[HeadToSweep] = field(default_factory=list)
+    gave_up: list[HeadToSweep] = field(default_factory=list)
 
 
 @dataclass
@@ -51,13 +79,14 @@ class RepairResult:
     attempts: int = 0
     redelivered: list[str] = field(default_factory=list)  # GUIDs
     redeliver_failures: int = 0
-    stale: list[StaleHead] = field(default_factory=list)
+    sweep: SweepResult = field(default_factory=SweepResult)
 
     def summary(self) -> str:
         return (
             f"{self.pages} page(s){' (not modified)' if self.not_modified else ''}, "
             f"{self.attempts} attempts, {len(self.redelivered)} redelivered, "
-            f"{self.redeliver_failures} refused, {len(self.stale)} stale head(s) queued"
+            f"{self.redeliver_failures} refused, {len(self.sweep.queued)} head(s) without "
+            f"a current report queued, {len(self.sweep.gave_up)} given up"
         )
 
 
@@ -124,61 +153,105 @@ def repair_deliveries(
     return result, next_state
 
 
-def sweep_stale_heads(
+def sweep_heads(
     engine: sa.Engine,
     enqueue_pipeline: Callable[..., int],
+    publish_failure: FailurePublisher | None,
     *,
+    spacing: timedelta,
+    now: datetime | None = None,
     limit: int = MAX_STALE_PER_RUN,
-) -> list[StaleHead]:
-    """Queue a run for every open PR whose latest report is for an older head."""
-    with reading(engine) as connection:
-        open_heads = {
-            (row.repo, row.number): row.head_sha
-            for row in connection.execute(
-                sa.select(open_prs.c.repo, open_prs.c.number, open_prs.c.head_sha).where(
-                    open_prs.c.state == "open"
-                )
-            )
-        }
-        newest = (
-            sa.select(sa.func.max(reports.c.id))
-            .group_by(reports.c.repo, reports.c.number)
-            .scalar_subquery()
-        )
-        reported = {
-            (row.repo, row.number): row.head_sha
-            for row in connection.execute(
-                sa.select(reports.c.repo, reports.c.number, reports.c.head_sha).where(
-                    reports.c.id.in_(newest)
-                )
-            )
-        }
-        busy_keys = connection.execute(
-            sa.select(jobs.c.dedupe_key).where(
-                jobs.c.kind == "pipeline", jobs.c.state.in_(("queued", "leased"))
-            )
-        ).scalars()
-        busy = {_pipeline_key(key) for key in busy_keys if key}
-    queued = []
-    for stale in stale_heads(open_heads, reported, busy, limit=limit):
-        payload = _latest_event_payload(engine, stale.repo)
+    max_sweeps: int = MAX_SWEEPS,
+) -> SweepResult:
+    """Queue a run for every open PR whose current head has no report (its latest is for an
+    older head, or it has none: the event was lost, or its job died), at most ``max_sweeps``
+    times per head with growing spacing; then publish that the run failed.
+
+    ``publish_failure`` posts the failure report (the sticky comment and check run) and says
+    whether it was published; None in a dry run, where the report is only stored.
+    """
+    now = now or datetime.now(UTC)
+    forget_sweeps(engine, now - SWEEP_RETENTION)
+    inputs = sweep_inputs(engine)
+    plan = plan_sweeps(
+        inputs.open_heads,
+        inputs.reported_heads,
+        inputs.busy,
+        inputs.records,
+        now=now,
+        spacing=spacing,
+        max_sweeps=max_sweeps,
+        limit=limit,
+    )
+    result = SweepResult()
+    for target in plan.queue:
+        payload = _latest_event_payload(engine, target.repo)
         if payload is None:
-            log.warning("no stored event for %s; cannot queue #%s", stale.repo, stale.number)
+            log.warning("no stored event for %s; cannot queue #%s", target.repo, target.number)
             continue
-        enqueue_pipeline(
-            payload,
-            None,
-            number=stale.number,
-            reason=f"repair: report is for {stale.reported_head[:12]}",
+        # Counted first: a crash between the two loses a sweep, never the bound.
+        record_sweep(engine, target.repo, target.number, target.current_head, now)
+        enqueue_pipeline(payload, None, number=target.number, reason=target.reason)
+        result.queued.append(target)
+    for target in plan.give_up:
+        payload = _latest_event_payload(engine, target.repo)
+        if payload is None:
+            log.warning("no stored event for %s; cannot report #%s", target.repo, target.number)
+            continue
+        try:
+            _give_up(engine, target, payload, publish_failure, now)
+        except GithubException as exc:  # the next run tries again
+            log.warning(
+                "failure report for %s#%s refused: HTTP %s", target.repo, target.number, exc.status
+            )
+            continue
+        result.gave_up.append(target)
+    return result
+
+
+def _give_up(
+    engine: sa.Engine,
+    target: HeadToSweep,
+    payload: dict[str, Any],
+    publish_failure: FailurePublisher | None,
+    now: datetime,
+) -> None:
+    error = last_pipeline_error(engine, target.repo, target.number)
+    report = failure_report(target, error)
+    markdown = render_markdown(report)  # one section without details: no links to base
+    published = publish_failure is None or publish_failure(payload, report, markdown)
+    if published:
+        # Stored like any report: the PR's latest report is for its head, so no sweep
+        # queues it again, and a /recheck replaces it.
+        save_report(
+            engine,
+            target.repo,
+            target.number,
+            target.current_head,
+            str(report.status),
+            report.to_json(),
+            markdown,
         )
-        queued.append(stale)
-    return queued
+    else:
+        log.info(
+            "%s#%s: failure report not published (a newer head, or no installation)",
+            target.repo,
+            target.number,
+        )
+    record_gave_up(engine, target.repo, target.number, target.current_head, now)
 
 
-def _pipeline_key(key: str) -> tuple[str, int] | None:
-    # "pipeline:<owner>/<repo>#<number>", as the worker writes it.
-    repo, _, number = key.removeprefix("pipeline:").rpartition("#")
-    return (repo, int(number)) if number.isdigit() else None
+def failure_report(target: HeadToSweep, last_error: str | None) -> Report:
+    """The report a head gets when every run of it failed: one error section saying so."""
+    kind = _ERROR_KIND.match(last_error or "")
+    cause = f", the last with {kind.group(0)}" if kind else ""
+    summary = (
+        f"prbot could not check this head: its runs failed{cause}, "
+        f"also after {target.sweeps} repair re-runs. Comment /recheck to run it again; "
+        "the error is on its dead job (prbot queue list)."
+    )
+    section = Section(check=FAILURE_CHECK, status=Status.ERROR, summary=summary)
+    return Report(target.repo, target.number, target.current_head, "", [section])
 
 
 def _latest_event_payload(engine: sa.Engine, repo: str) -> dict[str, Any] | None:

@@ -1,10 +1,12 @@
 """The App manifest asks for exactly what the code uses: every permission is needed by a call
 the whole flow makes on the local GitHub test server, every call is covered by one, and the
-events are those the intake accepts."""
+events are those the intake accepts; README's by-hand table says the same."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from bot.cli import main
 from bot.cli.app_manifest import EVENTS, PERMISSIONS, manifest, permission_for
@@ -75,3 +77,37 @@ def test_the_command_prints_the_manifest_and_the_reasons(capsys):
     assert main(["app-manifest", "--webhook-url", "https://x.example/h", "--explain"]) == 0
     explained = capsys.readouterr().out
     assert all(f"#   {p}: " in explained for p in PERMISSIONS)
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+README_LEVELS = {"Read": "read", "Read & write": "write"}
+# GitHub scopes "members" to the organization; the rest prbot asks for are repository ones.
+ORGANIZATION_PERMISSIONS = {"members"}
+
+
+def _readme_row(setting: str) -> str:
+    """The Value cell of README's by-hand App table row for ``setting``."""
+    for line in README.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0] == setting:
+            return cells[1]
+    raise AssertionError(f"README has no {setting!r} row in its App table")
+
+
+def _readme_permissions(setting: str) -> dict[str, str]:
+    # "Pull requests: **Read** (why)" -> {"pull_requests": "read"}
+    found = re.findall(
+        r"([A-Z][a-z]+(?: [a-z]+)*): \*\*(Read(?: & write)?)\*\*", _readme_row(setting)
+    )
+    names = [name.lower().replace(" ", "_") for name, _ in found]
+    assert len(names) == len(set(names)), f"a permission twice in README's {setting!r} row"
+    return {name: README_LEVELS[level] for name, (_, level) in zip(names, found, strict=True)}
+
+
+def test_readme_permission_table_matches_the_manifest():
+    repository = _readme_permissions("Repository permissions")
+    organization = _readme_permissions("Organization permissions")
+    assert set(organization) == ORGANIZATION_PERMISSIONS & set(PERMISSIONS)
+    assert {**repository, **organization} == {p: level for p, (level, _) in PERMISSIONS.items()}
+    events = re.findall(r"\*\*([A-Z][a-z]+(?: [a-z]+)*)\*\*", _readme_row("Subscribe to events"))
+    assert sorted(e.lower().replace(" ", "_") for e in events) == sorted(EVENTS)

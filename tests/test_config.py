@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.config import ConfigError, Settings, check_environment
+from bot.config import CiSettings, ConfigError, Settings, check_environment
 from bot.testing.auth import generate_private_key_pem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,3 +175,85 @@ def test_a_dry_run_worker_needs_no_app_settings(tmp_path):
     settings.check_startup(github=True, intake=False)
     with pytest.raises(ConfigError, match="PRBOT_WEBHOOK_SECRET"):
         settings.check_startup(github=False, intake=True)
+
+
+CI_BAD_VALUES = [
+    ("PRBOT_BUILDKITE_ORGANIZATION", "Acme Corp", "must be a Buildkite slug"),
+    ("PRBOT_BUILDKITE_ORGANIZATION", "acme/../other", "must be a Buildkite slug"),
+    ("PRBOT_BUILDKITE_PIPELINE", "ci?x=1", "must be a Buildkite slug"),
+    ("PRBOT_BUILDKITE_PIPELINE", "gpu-ci  # nightly", "comment after its value"),
+    ("PRBOT_BUILDKITE_TOKEN", "Bearer bkua_123", "without spaces"),
+    ("PRBOT_BUILDKITE_TOKEN", "bkua_1,bkua_2", "one token"),
+    ("PRBOT_BUILDKITE_TOKEN", "bkua_123 ", "whitespace around"),
+    ("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "new,,old", "empty entries"),
+    ("PRBOT_BUILDKITE_API_URL", "http://buildkite.example.com", "https URL"),
+    ("PRBOT_BUILDKITE_API_URL", "api.buildkite.com", "http(s) URL"),
+    ("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", "0", "above 0"),
+    ("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", "300000", "at most 86400"),
+    ("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", "five minutes", "must be a number"),
+    ("PRBOT_ACTIONS_WORKFLOW", ".github/workflows/gpu.yml", "no directory"),
+    ("PRBOT_ACTIONS_WORKFLOW", "gpu.json", "workflow file name"),
+    ("PRBOT_ACTIONS_WORKFLOW", "../gpu.yml", "workflow file name"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), CI_BAD_VALUES)
+def test_a_bad_ci_value_is_one_line_naming_the_variable(
+    good_env, monkeypatch, capsys, name, value, expected
+):
+    monkeypatch.setenv(name, value)
+    assert main(["worker"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"prbot: error: {name}") and expected in lines[0], lines
+    assert not Path(good_env["PRBOT_DATA_DIR"], "prbot.sqlite").exists()
+
+
+BUILDKITE = {
+    "PRBOT_BUILDKITE_ORGANIZATION": "acme",
+    "PRBOT_BUILDKITE_PIPELINE": "gpu-ci",
+    "PRBOT_BUILDKITE_TOKEN": "bkua_0123456789abcdef",
+}
+
+
+@pytest.mark.parametrize("left_out", sorted(BUILDKITE))
+def test_buildkite_is_configured_whole_or_not_at_all(good_env, monkeypatch, capsys, left_out):
+    for name, value in BUILDKITE.items():
+        if name != left_out:
+            monkeypatch.setenv(name, value)
+    assert main(["worker"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"prbot: error: {left_out} is not set") and "together" in line
+
+
+def test_a_ci_token_is_never_echoed_in_the_error(good_env, monkeypatch, capsys):
+    for name in ("PRBOT_BUILDKITE_TOKEN", "PRBOT_BUILDKITE_WEBHOOK_TOKEN"):
+        monkeypatch.setenv(name, "bkua_hunter2  # the CI token")
+        assert main(["worker"]) == 2
+        err = capsys.readouterr().err
+        assert name in err and "hunter2" not in err
+        monkeypatch.delenv(name)
+
+
+def test_good_ci_values_are_parsed(good_env, monkeypatch):
+    for name, value in BUILDKITE.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PRBOT_BUILDKITE_API_URL", "https://buildkite.internal/api/")
+    monkeypatch.setenv("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "new, old")
+    monkeypatch.setenv("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", "120")
+    monkeypatch.setenv("PRBOT_ACTIONS_WORKFLOW", "gpu_jobs.yaml")
+    ci = Settings.from_env().ci
+    assert (ci.buildkite_organization, ci.buildkite_pipeline) == ("acme", "gpu-ci")
+    assert ci.buildkite_token == "bkua_0123456789abcdef"
+    assert ci.buildkite_api_url == "https://buildkite.internal/api"
+    assert ci.buildkite_webhook_tokens == ("new", "old")
+    assert (ci.buildkite_webhook_max_age, ci.actions_workflow) == (120.0, "gpu_jobs.yaml")
+    # A local Buildkite (the test server) may be plain http on loopback only.
+    monkeypatch.setenv("PRBOT_BUILDKITE_API_URL", "http://127.0.0.1:8123")
+    assert CiSettings.from_env().buildkite_api_url == "http://127.0.0.1:8123"
+
+
+def test_no_ci_settings_mean_no_engine_and_the_defaults(good_env):
+    ci = Settings.from_env().ci
+    assert ci == CiSettings()
+    assert (ci.buildkite_token, ci.buildkite_webhook_tokens) == (None, ())

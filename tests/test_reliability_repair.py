@@ -11,12 +11,13 @@ import pytest
 from bot.deliveries_repair import HookAttempt, choose_redeliveries, next_page_url, parse_attempts
 from bot.demo import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
 from bot.reconcile import reconcile
-from bot.repair import repair_deliveries, sweep_stale_heads
+from bot.repair import repair_deliveries, sweep_heads
 from bot.report import MARKER
 from bot.webhooks import HANDLED_ACTIONS
 
 REPO = "acme/widgets"
 DOWN = "http://127.0.0.1:9/webhooks/github"  # nothing listens on the discard port
+SPACING = timedelta(minutes=10)
 
 
 @pytest.fixture
@@ -123,7 +124,7 @@ def test_an_open_pr_reported_for_an_older_head_is_queued(stack):
     client = stack.service.app.installation(INSTALLATION_ID)
     reconcile(stack.service.engine, client, REPO)
     ctx = stack.service.worker().ctx
-    queued = sweep_stale_heads(stack.service.engine, ctx.enqueue_pipeline)
+    queued = sweep_heads(stack.service.engine, ctx.enqueue_pipeline, None, spacing=SPACING).queued
     assert [(s.number, s.current_head) for s in queued] == [(number, new_head)]
     wait_for(
         lambda: f"prbot:head={new_head}" in _reports(stack, number)[0]["body"],
@@ -132,7 +133,8 @@ def test_an_open_pr_reported_for_an_older_head_is_queued(stack):
     wait_for(stack.idle, what="idle queue")
     assert len(_reports(stack, number)) == 1
     # Now current: a second sweep queues nothing.
-    assert sweep_stale_heads(stack.service.engine, ctx.enqueue_pipeline) == []
+    again = sweep_heads(stack.service.engine, ctx.enqueue_pipeline, None, spacing=SPACING)
+    assert again.queued == [] and again.gave_up == []
 
 
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
@@ -256,4 +258,4 @@ def test_a_stale_pr_without_a_stored_event_is_skipped(stack):
                 seq=1,
             )
         )
-    assert sweep_stale_heads(engine, lambda *a, **k: 0) == []
+    assert sweep_heads(engine, lambda *a, **k: 0, None, spacing=SPACING).queued == []

@@ -11,7 +11,8 @@ SQLAlchemy Core over SQLite (the default, one file) or PostgreSQL (for replicas)
 
 Modules: ``db`` (engines, migrate, ping), ``schema`` (the tables), ``queue``, ``deliveries``,
 ``state`` (installations, PR heads, idempotent effects, reports, the checks' cache),
-``open_prs`` (the open-PR index of the duplicates audit).
+``open_prs`` (the open-PR index of the duplicates audit), ``sweeps`` (the repair's re-runs
+of heads without a report).
 
 Adding a migration
 ------------------

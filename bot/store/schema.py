@@ -143,6 +143,20 @@ effects = sa.Table(
     sa.CheckConstraint("state IN ('pending', 'done')", name="ck_effects_state"),
 )
 
+# The repair's re-runs of open PR heads that have no current report (bot/head_sweeps.py):
+# how many per head, when the last one was queued, and when it gave up and published the
+# failure instead (migration 0005). One row per head ever swept.
+pr_sweeps = sa.Table(
+    "pr_sweeps",
+    metadata,
+    sa.Column("repo", sa.String(300), primary_key=True),
+    sa.Column("number", sa.Integer(), primary_key=True, autoincrement=False),
+    sa.Column("head_sha", sa.String(64), primary_key=True),
+    sa.Column("sweeps", sa.Integer(), nullable=False),
+    sa.Column("last_swept_at", UTCDateTime(), nullable=False),
+    sa.Column("gave_up_at", UTCDateTime(), nullable=True),
+)
+
 # One report per PR head (the latest rendering of it); dry-run mode reads them back.
 reports = sa.Table(
     "reports",

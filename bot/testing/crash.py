@@ -26,9 +26,10 @@ from pathlib import Path
 import httpx
 import sqlalchemy as sa
 
+from bot.repair import FAILURE_CHECK
 from bot.report import MARKER
 from bot.store.db import make_engine
-from bot.store.schema import jobs, utcnow
+from bot.store.schema import jobs, reports, utcnow
 from bot.testing.github_server import FakeGitHub
 
 REPO = "acme/widgets"
@@ -60,6 +61,9 @@ class CrashFigures:
     doubled_check_runs: int = 0
     faults: dict = field(default_factory=dict)  # GitHub faults injected, by kind
     dead_jobs: int = 0  # jobs that used up their attempts (`prbot queue retry` revives them)
+    dead_by_kind: dict = field(default_factory=dict)  # those dead jobs, by job kind
+    # PRs whose one comment is the repair's "could not check this head" (bot/repair.py)
+    failure_reports: int = 0
     most_tries: int = 0  # the most requests any one (method, REST path) got
     burst_seconds: float = 0.0  # set-up and the burst, kills and restarts included
     seconds: float = 0.0
@@ -289,12 +293,20 @@ class CrashRun:
         engine = make_engine(self.database_url)
         with engine.connect() as connection:
             stored = {row[0] for row in connection.execute(sa.text("SELECT guid FROM deliveries"))}
-            dead = connection.execute(
-                sa.select(sa.func.count()).where(jobs.c.state == "dead")
-            ).scalar_one()
+            dead = dict(
+                connection.execute(
+                    sa.select(jobs.c.kind, sa.func.count())
+                    .where(jobs.c.state == "dead")
+                    .group_by(jobs.c.kind)
+                ).all()
+            )
+            failed = connection.execute(
+                sa.select(reports.c.number, reports.c.head_sha, reports.c.report)
+            ).all()
         engine.dispose()
         figures.stored = len(stored)
-        figures.dead_jobs = dead
+        figures.dead_jobs = sum(dead.values())
+        figures.dead_by_kind = dead
         figures.lost = len(acknowledged - stored)
         figures.unrepaired = len({d.guid for d in originals} - stored)
         with gh.lock:
@@ -311,6 +323,12 @@ class CrashRun:
             runs = Counter(r.head_sha for r in repo.check_runs.values())
             eyes = Counter(r.comment_id for r in repo.reactions if r.content == "eyes")
         figures.comments_per_pr = Counter(counts.get(n, 0) for n in heads)
+        figures.failure_reports = sum(
+            1
+            for number, head, report in failed
+            if heads.get(number) == head
+            and any(s.get("check") == FAILURE_CHECK for s in report.get("sections", []))
+        )
         figures.stale_prs = sum(
             1 for n, head in heads.items() if f"prbot:head={head}" not in latest.get(n, "")
         )
