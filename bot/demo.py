@@ -133,7 +133,17 @@ class LocalStack:
         secret: str = WEBHOOK_SECRET,
     ) -> httpx.Response:
         body = json.dumps(payload).encode()
-        return send(self.webhook_url, event, body, secret, guid, client=self.http)
+        response = send(self.webhook_url, event, body, secret, guid, client=self.http)
+        self.wait_for_inbox()
+        return response
+
+    def wait_for_inbox(self, timeout: float = 10.0) -> None:
+        """Until what the intake acknowledged is in the database (SQLite moves it from the
+        intake's inbox within milliseconds), so a worker driven by hand finds its job."""
+        assert self.service is not None
+        deadline = time.monotonic() + timeout
+        while waiting_in_inbox(self.service.engine) and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def idle(self) -> bool:
         """Nothing running and nothing due (a periodic reconcile may wait hours ahead)."""
