@@ -73,3 +73,28 @@ def test_a_late_event_for_a_replaced_head_leaves_the_newer_run_in_line(
     assert state.current_head(handler_context.engine, REPO, number) == head
     [run] = _jobs(handler_context, "pipeline")
     assert run.payload["pull"]["head_sha"] == head
+
+
+def _pushes_in_one_second(ctx, pull_event, github_server):
+    first = pull_event("opened")
+    number = first.payload["pull_request"]["number"]
+    github_server.push(REPO, number, {"a.py": "x = 3\n"})
+    second = pull_event("synchronize")
+    second.payload["pull_request"]["updated_at"] = first.payload["pull_request"]["updated_at"]
+    on_pull_request(ctx, second)
+    on_pull_request(ctx, first)  # handled last, yet GitHub's head is `second`'s
+    [run] = _jobs(ctx, "pipeline")
+    assert run.payload["number"] == number
+    return first, run
+
+
+def test_two_pushes_in_one_second_make_the_run_ask_github_for_the_head(
+    app_context, pull_event, github_server
+):
+    _, run = _pushes_in_one_second(app_context, pull_event, github_server)
+    assert run.payload["pull"] is None  # the pipeline asks GitHub (/recheck's way)
+
+
+def test_without_an_app_a_tie_runs_the_events_head(handler_context, pull_event, github_server):
+    first, run = _pushes_in_one_second(handler_context, pull_event, github_server)
+    assert run.payload["pull"]["head_sha"] == first.payload["pull_request"]["head"]["sha"]

@@ -154,3 +154,17 @@ def test_naive_times_are_taken_as_utc(engine: sa.Engine) -> None:
 def test_installation_needs_an_id(engine: sa.Engine) -> None:
     with pytest.raises(ValueError, match="installation id"):
         record_installation(engine, None, "org", None)  # type: ignore[arg-type]
+
+
+def test_a_different_head_with_the_same_time_is_a_tie(engine):
+    from bot.store.state import observe_head_verdict
+
+    assert observe_head_verdict(engine, "org/repo", 9, "aaa", T0) == "current"
+    assert observe_head_verdict(engine, "org/repo", 9, "aaa", T0) == "current"  # same head
+    # Two pushes in one second: the later-handled one is stored, and the caller is told.
+    assert observe_head_verdict(engine, "org/repo", 9, "bbb", T0) == "tied"
+    assert current_head(engine, "org/repo", 9) == "bbb"
+    assert observe_head_verdict(engine, "org/repo", 9, "ccc", T0 - timedelta(seconds=1)) == "older"
+    assert (
+        observe_head_verdict(engine, "org/repo", 9, "ccc", T0 + timedelta(seconds=1)) == "current"
+    )

@@ -18,7 +18,7 @@ def on_pull_request(ctx: HandlerContext, event: Event) -> None:
     payload = event.payload
     pull = payload["pull_request"]
     repo = payload["repository"]["full_name"]
-    current = state.observe_head(
+    verdict = state.observe_head_verdict(
         ctx.engine, repo, pull["number"], pull["head"]["sha"], parse_time(pull.get("updated_at"))
     )
     # Title, body and state now; the changed files once the pipeline has the diff.
@@ -28,9 +28,16 @@ def on_pull_request(ctx: HandlerContext, event: Event) -> None:
         ctx.enqueue_reconcile(repo, (payload.get("installation") or {}).get("id"))
     if event.action not in PIPELINE_ACTIONS or pull.get("state") != "open":
         return
-    if not current:
+    if verdict == "older":
         # A late event (redelivered, or handled after a newer one) for a head a newer push
         # replaced. Queued, it would take the newer head's place in line, and the run would
         # then be skipped as overtaken: the current head left with no report at all.
         return
-    ctx.enqueue_pipeline(payload, pull_summary(pull), reason=f"pull_request.{event.action}")
+    summary: dict | None = pull_summary(pull)
+    if verdict == "tied" and ctx.client_for(payload) is not None:
+        # Two pushes in one second: events cannot say which head is newer, so the run asks
+        # GitHub for the PR's head, as a /recheck does.
+        summary = None
+    ctx.enqueue_pipeline(
+        payload, summary, reason=f"pull_request.{event.action}", number=pull["number"]
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -87,7 +87,23 @@ def observe_head(
 
     True when it was stored or is the stored head already; False when a newer head won.
     """
+    return observe_head_verdict(engine, repo, number, head_sha, updated_at) != "older"
+
+
+def observe_head_verdict(
+    engine: sa.Engine, repo: str, number: int, head_sha: str, updated_at: datetime
+) -> str:
+    """:func:`observe_head`, saying which case it was: ``"current"`` (stored, or the stored
+    head already), ``"older"`` (a newer head won), or ``"tied"``: stored over a different
+    head with the same ``updated_at``. GitHub's times have whole seconds, so two pushes in
+    one second tie, and only GitHub knows which head is the PR's now.
+    """
     with engine.begin() as connection:
+        before = connection.execute(
+            sa.select(pr_heads.c.head_sha, pr_heads.c.updated_at)
+            .where(pr_heads.c.repo == repo, pr_heads.c.number == number)
+            .with_for_update()
+        ).first()
         statement = upsert(connection, pr_heads).values(
             repo=repo, number=number, head_sha=head_sha, updated_at=updated_at, observed_at=utcnow()
         )
@@ -103,9 +119,19 @@ def observe_head(
                 where=pr_heads.c.updated_at <= new.updated_at,
             ).returning(pr_heads.c.head_sha)
         ).scalar_one_or_none()
-        if stored is not None:
-            return True
-        return _head(connection, repo, number) == head_sha
+        if stored is None:
+            return "current" if _head(connection, repo, number) == head_sha else "older"
+        if before is not None and before.head_sha != head_sha:
+            if _same_time(before.updated_at, updated_at):
+                return "tied"
+        return "current"
+
+
+def _same_time(stored: datetime, given: datetime) -> bool:
+    as_utc = [
+        t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC) for t in (stored, given)
+    ]
+    return as_utc[0] == as_utc[1]
 
 
 def current_head(engine: sa.Engine, repo: str, number: int) -> str | None:
