@@ -69,6 +69,12 @@ def test_on_sqlite_a_worker_holding_the_write_lock_never_delays_an_answer(tmp_pa
         while deliveries.count_deliveries(engine) == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert Queue(engine).depth()["queued"] == 1  # moved, with its job, once
+        # The writer thread, the inbox's one writer, then deletes what was moved.
+        from bot.store.inbox import waiting_in_inbox
+
+        while waiting_in_inbox(engine) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert waiting_in_inbox(engine) == 0
     finally:
         writer.stop()
         other.close()

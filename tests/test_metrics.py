@@ -140,6 +140,7 @@ def test_the_sqlite_intake_exports_what_waits_in_its_inbox(tmp_path):
         box.add(connection, [IncomingDelivery(guid="g", event="ping", action=None, body=b"{}")])
     assert registry.get_sample_value("prbot_intake_inbox_deliveries") == 1
     box.move()
+    box.forget_now(1)
     assert registry.get_sample_value("prbot_intake_inbox_deliveries") == 0
     box.dispose()
     engine.dispose()

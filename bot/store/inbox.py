@@ -11,7 +11,9 @@ path, usually within milliseconds.
 A delivery is acknowledged once it is in the inbox. The move is idempotent by GUID
 (``insert_deliveries`` skips known ones), and rows leave the inbox only after the main
 database committed them, so a crash at any point loses nothing and queues nothing twice;
-the next start moves what was left. PostgreSQL locks rows, not the database, so there the
+the next start moves what was left. The mover only reads the inbox: the intake's writer
+thread deletes what was moved, in its own next transaction, so the inbox has one writer and
+its lock is never waited for. PostgreSQL locks rows, not the database, so there the
 intake writes the main database directly and there is no inbox.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -34,6 +37,10 @@ log = logging.getLogger(__name__)
 
 # Rows carried per main-database transaction: one write lock for the lot.
 MOVE_BATCH = 200
+# Woken by a commit, the mover first lets this much more arrive: under a burst it then moves
+# ten or twenty deliveries per main-database transaction instead of one or two, a third of
+# the intake's CPU at 500 deliveries a second. Nothing waits on the move but the job's start.
+GATHER_SECONDS = 0.02
 # The mover looks again this often even unwoken (rows left by a crash, a failed move).
 IDLE_SECONDS = 1.0
 RETRY_SECONDS = 1.0
@@ -53,7 +60,26 @@ inbox = sa.Table(
     sa.Column("body", sa.LargeBinary, nullable=False),
     sa.Column("reason", sa.Text, nullable=True),
     sa.Column("received_at", UTCDateTime, nullable=False),
+    # Ids never come back after a delete (SQLite would otherwise reuse the highest free
+    # one): the mover's "copied up to id N" must never cover a row it has not seen.
+    sqlite_autoincrement=True,
 )
+
+
+# Built once: at hundreds of deliveries a second, building a statement (and its cache key)
+# each time costs about as much as running it.
+_KNOWN_HERE = sa.select(inbox.c.guid).where(inbox.c.guid.in_(sa.bindparam("guids", expanding=True)))
+_KNOWN_THERE = sa.select(deliveries.c.guid).where(
+    deliveries.c.guid.in_(sa.bindparam("guids", expanding=True))
+)
+_ADD = sa.insert(inbox)
+_NEXT_ROWS = (
+    sa.select(inbox)
+    .where(inbox.c.id > sa.bindparam("after_id"))
+    .order_by(inbox.c.id)
+    .limit(sa.bindparam("limit"))
+)
+_FORGET = sa.delete(inbox).where(inbox.c.id <= sa.bindparam("up_to"))
 
 
 def inbox_path(main: sa.Engine) -> Path:
@@ -90,17 +116,11 @@ class Inbox:
     def add(self, connection: sa.Connection, incoming: list[IncomingDelivery]) -> list[bool]:
         """In the caller's transaction on :attr:`engine`: store the deliveries not yet known
         (here or in the main database); per delivery, whether it was new."""
-        guids = [item.guid for item in incoming]
-        known = set(
-            connection.execute(sa.select(inbox.c.guid).where(inbox.c.guid.in_(guids))).scalars()
-        )
+        guids = {"guids": [item.guid for item in incoming]}
+        known = set(connection.execute(_KNOWN_HERE, guids).scalars())
         # A read of the main database: in WAL mode it never waits for a writer.
         with reading(self.main) as main:
-            known.update(
-                main.execute(
-                    sa.select(deliveries.c.guid).where(deliveries.c.guid.in_(guids))
-                ).scalars()
-            )
+            known.update(main.execute(_KNOWN_THERE, guids).scalars())
         now = utcnow()
         rows, results = [], []
         for item in incoming:
@@ -121,20 +141,29 @@ class Inbox:
                     }
                 )
         if rows:
-            connection.execute(sa.insert(inbox), rows)
+            connection.execute(_ADD, rows)
         return results
 
-    def move(self, limit: int = MOVE_BATCH) -> int:
-        """Carry up to ``limit`` of the oldest rows into the main database; how many moved."""
+    def move(self, after_id: int = 0, limit: int = MOVE_BATCH) -> tuple[int, int]:
+        """Copy up to ``limit`` of the oldest rows past ``after_id`` into the main database,
+        in one transaction there: (rows copied, the last id copied, else ``after_id``)."""
         with reading(self.engine) as connection:
-            rows = connection.execute(sa.select(inbox).order_by(inbox.c.id).limit(limit)).all()
+            rows = connection.execute(_NEXT_ROWS, {"after_id": after_id, "limit": limit}).all()
         if not rows:
-            return 0
+            return 0, after_id
         with self.main.begin() as main:
             insert_deliveries(main, [_incoming(row) for row in rows])
+        return len(rows), rows[-1].id
+
+    @staticmethod
+    def forget(connection: sa.Connection, up_to: int) -> None:
+        """In the caller's transaction on :attr:`engine`: drop the rows moved, ``id <= up_to``."""
+        connection.execute(_FORGET, {"up_to": up_to})
+
+    def forget_now(self, up_to: int) -> None:
+        """:meth:`forget` in a transaction of its own (once the writer thread has stopped)."""
         with self.engine.begin() as connection:
-            connection.execute(sa.delete(inbox).where(inbox.c.id.in_([row.id for row in rows])))
-        return len(rows)
+            self.forget(connection, up_to)
 
     def pending(self) -> int:
         with reading(self.engine) as connection:
@@ -165,14 +194,19 @@ def _incoming(row: sa.Row) -> IncomingDelivery:
 
 
 class InboxMover:
-    """A thread that empties :class:`Inbox` into the main database whenever woken."""
+    """A thread that copies :class:`Inbox` into the main database whenever woken, and hands
+    the last id copied to ``moved`` (the writer thread then deletes up to it)."""
 
-    def __init__(self, box: Inbox) -> None:
+    def __init__(self, box: Inbox, moved: Callable[[int], None]) -> None:
         self.inbox = box
+        self._moved = moved
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.moved = 0
+        # Rows up to here are in the main database; from 0 after a start, so what a crash
+        # left is copied again (and skipped there by GUID).
+        self.moved_up_to = 0
 
     def wake(self) -> None:
         self._wake.set()
@@ -194,15 +228,18 @@ class InboxMover:
     def _run(self) -> None:
         drain_until: float | None = None
         while True:
-            self._wake.wait(IDLE_SECONDS)
+            if self._wake.wait(IDLE_SECONDS) and not self._stopping.is_set():
+                self._stopping.wait(GATHER_SECONDS)
             self._wake.clear()
             stopping = self._stopping.is_set()
             if stopping and drain_until is None:
                 drain_until = time.monotonic() + DRAIN_SECONDS
             try:
                 while True:
-                    moved = self.inbox.move()
+                    moved, self.moved_up_to = self.inbox.move(self.moved_up_to)
                     self.moved += moved
+                    if moved:
+                        self._moved(self.moved_up_to)
                     if not moved or (drain_until is not None and time.monotonic() > drain_until):
                         break
             except Exception:  # noqa: BLE001 - rows stay in the inbox and move on a later try
