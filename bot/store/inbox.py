@@ -31,7 +31,7 @@ from sqlalchemy import event
 
 from bot.store.db import make_engine, reading
 from bot.store.deliveries import IncomingDelivery, insert_deliveries
-from bot.store.schema import UTCDateTime, deliveries, utcnow
+from bot.store.schema import UTCDateTime, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +69,6 @@ inbox = sa.Table(
 # Built once: at hundreds of deliveries a second, building a statement (and its cache key)
 # each time costs about as much as running it.
 _KNOWN_HERE = sa.select(inbox.c.guid).where(inbox.c.guid.in_(sa.bindparam("guids", expanding=True)))
-_KNOWN_THERE = sa.select(deliveries.c.guid).where(
-    deliveries.c.guid.in_(sa.bindparam("guids", expanding=True))
-)
 _ADD = sa.insert(inbox)
 _NEXT_ROWS = (
     sa.select(inbox)
@@ -109,6 +106,7 @@ class Inbox:
         if main.dialect.name != "sqlite":
             raise ValueError("only a SQLite database has an inbox")
         self.main = main
+        self._main_reader: sa.Connection | None = None  # the writer thread's own
         self.engine = make_engine(f"sqlite:///{inbox_path(main)}")
         event.listen(self.engine, "connect", _no_automatic_checkpoints)
         _metadata.create_all(self.engine)
@@ -118,9 +116,7 @@ class Inbox:
         (here or in the main database); per delivery, whether it was new."""
         guids = {"guids": [item.guid for item in incoming]}
         known = set(connection.execute(_KNOWN_HERE, guids).scalars())
-        # A read of the main database: in WAL mode it never waits for a writer.
-        with reading(self.main) as main:
-            known.update(main.execute(_KNOWN_THERE, guids).scalars())
+        known.update(self._known_in_main(guids["guids"]))
         now = utcnow()
         rows, results = [], []
         for item in incoming:
@@ -143,6 +139,21 @@ class Inbox:
         if rows:
             connection.execute(_ADD, rows)
         return results
+
+    def _known_in_main(self, guids: list[str]) -> set[str]:
+        """The GUIDs the main database has. A read: in WAL mode it never waits for a writer.
+
+        On a connection kept for it, straight on the driver in autocommit (each SELECT its
+        own read transaction, ended at once so checkpoints are never held back): a pooled
+        connection with SQLAlchemy's transaction around one indexed lookup cost the intake's
+        writer 1-3 ms a batch, as much as the rest of its transaction.
+        """
+        if self._main_reader is None:
+            self._main_reader = self.main.connect()
+        raw = self._main_reader.connection.dbapi_connection
+        marks = ",".join("?" * len(guids))
+        rows = raw.execute(f"SELECT guid FROM deliveries WHERE guid IN ({marks})", guids)
+        return {row[0] for row in rows}
 
     def move(self, after_id: int = 0, limit: int = MOVE_BATCH) -> tuple[int, int]:
         """Copy up to ``limit`` of the oldest rows past ``after_id`` into the main database,
@@ -170,6 +181,9 @@ class Inbox:
             return connection.execute(sa.select(sa.func.count()).select_from(inbox)).scalar_one()
 
     def dispose(self) -> None:
+        if self._main_reader is not None:
+            self._main_reader.close()
+            self._main_reader = None
         self.engine.dispose()
 
 
