@@ -109,7 +109,7 @@ class Inbox:
         self._main_reader: sa.Connection | None = None  # the writer thread's own
         self.engine = make_engine(f"sqlite:///{inbox_path(main)}")
         event.listen(self.engine, "connect", _no_automatic_checkpoints)
-        _metadata.create_all(self.engine)
+        _create_or_upgrade(self.engine)
 
     def add(self, connection: sa.Connection, incoming: list[IncomingDelivery]) -> list[bool]:
         """In the caller's transaction on :attr:`engine`: store the deliveries not yet known
@@ -185,6 +185,31 @@ class Inbox:
             self._main_reader.close()
             self._main_reader = None
         self.engine.dispose()
+
+
+def _create_or_upgrade(engine: sa.Engine) -> None:
+    """Create the inbox table, or give one the first inbox code made AUTOINCREMENT ids.
+
+    Without AUTOINCREMENT an emptied table gives its ids again, and the writer's "delete up
+    to the id the mover copied" then deletes new rows the mover never saw: acknowledged
+    deliveries lost. One BEGIN IMMEDIATE transaction, so two intakes starting on one file
+    take turns instead of both creating the table.
+    """
+    with engine.begin() as connection:
+        sql = connection.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'inbox'"
+        ).scalar_one_or_none()
+        if sql is not None and "AUTOINCREMENT" not in sql.upper():
+            connection.exec_driver_sql("ALTER TABLE inbox RENAME TO inbox_before_autoincrement")
+            _metadata.create_all(connection)
+            columns = ", ".join(column.name for column in inbox.columns)
+            # Explicit ids: the rows keep them, and sqlite_sequence starts past the highest.
+            connection.exec_driver_sql(
+                f"INSERT INTO inbox ({columns}) SELECT {columns} FROM inbox_before_autoincrement"
+            )
+            connection.exec_driver_sql("DROP TABLE inbox_before_autoincrement")
+        else:
+            _metadata.create_all(connection)
 
 
 def _no_automatic_checkpoints(dbapi_connection, _record) -> None:

@@ -1,0 +1,64 @@
+"""The intake's inbox file as found on disk: left by an earlier prbot, or not openable."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from bot.store import deliveries
+from bot.store.db import make_engine, migrate
+from bot.store.deliveries import IncomingDelivery
+from bot.store.inbox import Inbox, inbox_path
+
+# The inbox table as the first inbox (commit 245f3c7) created it: no AUTOINCREMENT, so
+# SQLite gives an emptied table's ids again from 1.
+_FIRST_INBOX_TABLE = """
+CREATE TABLE inbox (
+    id INTEGER NOT NULL, guid VARCHAR(100) NOT NULL, event VARCHAR(100) NOT NULL,
+    action VARCHAR(100), repo VARCHAR(300), installation_id BIGINT, body BLOB NOT NULL,
+    reason TEXT, received_at DATETIME NOT NULL, PRIMARY KEY (id), UNIQUE (guid)
+)
+"""
+
+
+@pytest.fixture
+def main(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'prbot.sqlite'}")
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+def _item(guid: str) -> IncomingDelivery:
+    return IncomingDelivery(
+        guid=guid, event="installation", action="created", body=b"{}", installation_id=9
+    )
+
+
+def _add(box: Inbox, guids: list[str]) -> None:
+    with box.engine.begin() as connection:
+        box.add(connection, [_item(guid) for guid in guids])
+
+
+def test_an_inbox_file_without_autoincrement_never_loses_a_delivery(main):
+    # An inbox left by the first inbox code, with a row a crash left in it.
+    with sqlite3.connect(inbox_path(main)) as old:
+        old.execute(_FIRST_INBOX_TABLE)
+        old.execute(
+            "INSERT INTO inbox (guid, event, body, received_at)"
+            " VALUES ('left', 'installation', x'7b7d', '2026-12-01 14:00:00.000000')"
+        )
+    box = Inbox(main)
+    # What the mover and the writer do: copy up to an id, then delete up to it.
+    copied, up_to = box.move()
+    assert (copied, up_to) == (1, 1)
+    box.forget_now(up_to)
+    _add(box, ["a", "b"])  # acknowledged 202 by the intake
+    copied, up_to = box.move(up_to)
+    box.forget_now(up_to)
+    copied_more, up_to = box.move(up_to)
+    box.forget_now(up_to)
+    assert deliveries.count_deliveries(main) == 3  # left, a and b
+    assert box.pending() == 0
+    box.dispose()
