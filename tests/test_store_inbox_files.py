@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -62,3 +64,25 @@ def test_an_inbox_file_without_autoincrement_never_loses_a_delivery(main):
     assert deliveries.count_deliveries(main) == 3  # left, a and b
     assert box.pending() == 0
     box.dispose()
+
+
+def test_serve_with_an_unopenable_inbox_is_one_clear_line(tmp_path):
+    (tmp_path / "prbot.sqlite-inbox").mkdir()  # where the inbox file should be
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PRBOT_DATA_DIR": str(tmp_path),
+        "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'prbot.sqlite'}",
+        "PRBOT_WEBHOOK_SECRET": "s",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "serve", "--no-worker", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"prbot: error: cannot open the intake's inbox {tmp_path / 'prbot.sqlite-inbox'}:"
+        " unable to open database file"
+    ]

@@ -99,6 +99,10 @@ def waiting_in_inbox(main: sa.Engine) -> int:
         engine.dispose()
 
 
+class InboxUnavailable(RuntimeError):
+    """The inbox file cannot be opened or created (a directory there, no permission...)."""
+
+
 class Inbox:
     """The inbox file of a SQLite main database."""
 
@@ -109,7 +113,13 @@ class Inbox:
         self._main_reader: sa.Connection | None = None  # the writer thread's own
         self.engine = make_engine(f"sqlite:///{inbox_path(main)}")
         event.listen(self.engine, "connect", _no_automatic_checkpoints)
-        _create_or_upgrade(self.engine)
+        try:
+            _create_or_upgrade(self.engine)
+        except sa.exc.SQLAlchemyError as exc:
+            self.engine.dispose()
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            path = inbox_path(main)
+            raise InboxUnavailable(f"cannot open the intake's inbox {path}: {reason}") from exc
 
     def add(self, connection: sa.Connection, incoming: list[IncomingDelivery]) -> list[bool]:
         """In the caller's transaction on :attr:`engine`: store the deliveries not yet known
