@@ -86,3 +86,28 @@ def test_serve_with_an_unopenable_inbox_is_one_clear_line(tmp_path):
         f"prbot: error: cannot open the intake's inbox {tmp_path / 'prbot.sqlite-inbox'}:"
         " unable to open database file"
     ]
+
+
+def test_a_move_holds_at_most_move_bytes_of_bodies_and_never_stalls_on_a_big_one(main):
+    # 200 rows a move with bodies up to 25 MB each would be 5 GB in memory at once, when a
+    # locked main database let big deliveries pile up; the intake itself holds 100 MB.
+    from bot.store import inbox as inbox_module
+
+    half = inbox_module.MOVE_BYTES // 2 + 1
+    box = Inbox(main)
+    with box.engine.begin() as connection:
+        box.add(
+            connection,
+            [
+                IncomingDelivery(
+                    guid=guid, event="installation", action="created", body=b"x" * size
+                )
+                for guid, size in (("a", half), ("b", half), ("c", 2 * half), ("d", 10))
+            ],
+        )
+    assert box.move() == (1, 1)  # a and b together would be more than MOVE_BYTES
+    assert box.move(1) == (1, 2)
+    assert box.move(2) == (1, 3)  # bigger than MOVE_BYTES alone: still moved, alone
+    assert box.move(3) == (1, 4)
+    assert deliveries.count_deliveries(main) == 4
+    box.dispose()

@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 # Rows carried per main-database transaction: one write lock for the lot.
 MOVE_BATCH = 200
+# ...and at most this much of their bodies (a move holds them all in memory at once): bodies
+# go up to 25 MB, and 200 of them piled up behind a locked main database would be 5 GB. A
+# single bigger body still moves, alone.
+MOVE_BYTES = 16 * 1024 * 1024
 # Woken by a commit, the mover first lets this much more arrive: under a burst it then moves
 # ten or twenty deliveries per main-database transaction instead of one or two, a third of
 # the intake's CPU at 500 deliveries a second. Nothing waits on the move but the job's start.
@@ -70,11 +74,16 @@ inbox = sa.Table(
 # each time costs about as much as running it.
 _KNOWN_HERE = sa.select(inbox.c.guid).where(inbox.c.guid.in_(sa.bindparam("guids", expanding=True)))
 _ADD = sa.insert(inbox)
-_NEXT_ROWS = (
-    sa.select(inbox)
+_NEXT_SIZES = (
+    sa.select(inbox.c.id, sa.func.length(inbox.c.body).label("size"))
     .where(inbox.c.id > sa.bindparam("after_id"))
     .order_by(inbox.c.id)
     .limit(sa.bindparam("limit"))
+)
+_ROWS_UP_TO = (
+    sa.select(inbox)
+    .where(inbox.c.id > sa.bindparam("after_id"), inbox.c.id <= sa.bindparam("up_to"))
+    .order_by(inbox.c.id)
 )
 _FORGET = sa.delete(inbox).where(inbox.c.id <= sa.bindparam("up_to"))
 
@@ -165,13 +174,24 @@ class Inbox:
         rows = raw.execute(f"SELECT guid FROM deliveries WHERE guid IN ({marks})", guids)
         return {row[0] for row in rows}
 
-    def move(self, after_id: int = 0, limit: int = MOVE_BATCH) -> tuple[int, int]:
+    def move(
+        self, after_id: int = 0, limit: int = MOVE_BATCH, max_bytes: int = MOVE_BYTES
+    ) -> tuple[int, int]:
         """Copy up to ``limit`` of the oldest rows past ``after_id`` into the main database,
-        in one transaction there: (rows copied, the last id copied, else ``after_id``)."""
+        in one transaction there: (rows copied, the last id copied, else ``after_id``).
+        Bodies of at most ``max_bytes`` together, but always the first row."""
         with reading(self.engine) as connection:
-            rows = connection.execute(_NEXT_ROWS, {"after_id": after_id, "limit": limit}).all()
-        if not rows:
-            return 0, after_id
+            window = {"after_id": after_id, "limit": limit}
+            up_to, total = after_id, 0
+            for row_id, size in connection.execute(_NEXT_SIZES, window):
+                total += size or 0
+                if total > max_bytes and up_to > after_id:
+                    break
+                up_to = row_id
+            if up_to == after_id:
+                return 0, after_id
+            # The same read transaction: the rows are the ones just sized.
+            rows = connection.execute(_ROWS_UP_TO, {"after_id": after_id, "up_to": up_to}).all()
         with self.main.begin() as main:
             insert_deliveries(main, [_incoming(row) for row in rows])
         return len(rows), rows[-1].id
