@@ -75,9 +75,11 @@ def run_serve(args: argparse.Namespace) -> int:
     # (--no-worker) needs only the webhook secret.
     service = _service(args, github=not args.no_worker)
     settings = service.settings
+    from bot.store.inbox import InboxUnavailable
+
     try:
         app = service.asgi_app(with_worker=False)
-    except ConfigError as exc:
+    except (ConfigError, InboxUnavailable) as exc:
         raise CliError(str(exc)) from None
     supervisor = None
     if not args.no_worker:

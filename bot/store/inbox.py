@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 # Rows carried per main-database transaction: one write lock for the lot.
 MOVE_BATCH = 200
+# ...and at most this much of their bodies (a move holds them all in memory at once): bodies
+# go up to 25 MB, and 200 of them piled up behind a locked main database would be 5 GB. A
+# single bigger body still moves, alone.
+MOVE_BYTES = 16 * 1024 * 1024
 # Woken by a commit, the mover first lets this much more arrive: under a burst it then moves
 # ten or twenty deliveries per main-database transaction instead of one or two, a third of
 # the intake's CPU at 500 deliveries a second. Nothing waits on the move but the job's start.
@@ -70,11 +74,16 @@ inbox = sa.Table(
 # each time costs about as much as running it.
 _KNOWN_HERE = sa.select(inbox.c.guid).where(inbox.c.guid.in_(sa.bindparam("guids", expanding=True)))
 _ADD = sa.insert(inbox)
-_NEXT_ROWS = (
-    sa.select(inbox)
+_NEXT_SIZES = (
+    sa.select(inbox.c.id, sa.func.length(inbox.c.body).label("size"))
     .where(inbox.c.id > sa.bindparam("after_id"))
     .order_by(inbox.c.id)
     .limit(sa.bindparam("limit"))
+)
+_ROWS_UP_TO = (
+    sa.select(inbox)
+    .where(inbox.c.id > sa.bindparam("after_id"), inbox.c.id <= sa.bindparam("up_to"))
+    .order_by(inbox.c.id)
 )
 _FORGET = sa.delete(inbox).where(inbox.c.id <= sa.bindparam("up_to"))
 
@@ -99,6 +108,10 @@ def waiting_in_inbox(main: sa.Engine) -> int:
         engine.dispose()
 
 
+class InboxUnavailable(RuntimeError):
+    """The inbox file cannot be opened or created (a directory there, no permission...)."""
+
+
 class Inbox:
     """The inbox file of a SQLite main database."""
 
@@ -109,7 +122,13 @@ class Inbox:
         self._main_reader: sa.Connection | None = None  # the writer thread's own
         self.engine = make_engine(f"sqlite:///{inbox_path(main)}")
         event.listen(self.engine, "connect", _no_automatic_checkpoints)
-        _metadata.create_all(self.engine)
+        try:
+            _create_or_upgrade(self.engine)
+        except sa.exc.SQLAlchemyError as exc:
+            self.engine.dispose()
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            path = inbox_path(main)
+            raise InboxUnavailable(f"cannot open the intake's inbox {path}: {reason}") from exc
 
     def add(self, connection: sa.Connection, incoming: list[IncomingDelivery]) -> list[bool]:
         """In the caller's transaction on :attr:`engine`: store the deliveries not yet known
@@ -155,13 +174,24 @@ class Inbox:
         rows = raw.execute(f"SELECT guid FROM deliveries WHERE guid IN ({marks})", guids)
         return {row[0] for row in rows}
 
-    def move(self, after_id: int = 0, limit: int = MOVE_BATCH) -> tuple[int, int]:
+    def move(
+        self, after_id: int = 0, limit: int = MOVE_BATCH, max_bytes: int = MOVE_BYTES
+    ) -> tuple[int, int]:
         """Copy up to ``limit`` of the oldest rows past ``after_id`` into the main database,
-        in one transaction there: (rows copied, the last id copied, else ``after_id``)."""
+        in one transaction there: (rows copied, the last id copied, else ``after_id``).
+        Bodies of at most ``max_bytes`` together, but always the first row."""
         with reading(self.engine) as connection:
-            rows = connection.execute(_NEXT_ROWS, {"after_id": after_id, "limit": limit}).all()
-        if not rows:
-            return 0, after_id
+            window = {"after_id": after_id, "limit": limit}
+            up_to, total = after_id, 0
+            for row_id, size in connection.execute(_NEXT_SIZES, window):
+                total += size or 0
+                if total > max_bytes and up_to > after_id:
+                    break
+                up_to = row_id
+            if up_to == after_id:
+                return 0, after_id
+            # The same read transaction: the rows are the ones just sized.
+            rows = connection.execute(_ROWS_UP_TO, {"after_id": after_id, "up_to": up_to}).all()
         with self.main.begin() as main:
             insert_deliveries(main, [_incoming(row) for row in rows])
         return len(rows), rows[-1].id
@@ -185,6 +215,31 @@ class Inbox:
             self._main_reader.close()
             self._main_reader = None
         self.engine.dispose()
+
+
+def _create_or_upgrade(engine: sa.Engine) -> None:
+    """Create the inbox table, or give one the first inbox code made AUTOINCREMENT ids.
+
+    Without AUTOINCREMENT an emptied table gives its ids again, and the writer's "delete up
+    to the id the mover copied" then deletes new rows the mover never saw: acknowledged
+    deliveries lost. One BEGIN IMMEDIATE transaction, so two intakes starting on one file
+    take turns instead of both creating the table.
+    """
+    with engine.begin() as connection:
+        sql = connection.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'inbox'"
+        ).scalar_one_or_none()
+        if sql is not None and "AUTOINCREMENT" not in sql.upper():
+            connection.exec_driver_sql("ALTER TABLE inbox RENAME TO inbox_before_autoincrement")
+            _metadata.create_all(connection)
+            columns = ", ".join(column.name for column in inbox.columns)
+            # Explicit ids: the rows keep them, and sqlite_sequence starts past the highest.
+            connection.exec_driver_sql(
+                f"INSERT INTO inbox ({columns}) SELECT {columns} FROM inbox_before_autoincrement"
+            )
+            connection.exec_driver_sql("DROP TABLE inbox_before_autoincrement")
+        else:
+            _metadata.create_all(connection)
 
 
 def _no_automatic_checkpoints(dbapi_connection, _record) -> None:
