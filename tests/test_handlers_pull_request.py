@@ -88,6 +88,20 @@ def _pushes_in_one_second(ctx, pull_event, github_server):
     return first, run
 
 
+def test_a_push_in_the_same_second_from_the_stored_head_runs_its_own_head(
+    app_context, pull_event, github_server
+):
+    first = pull_event("opened")
+    number = first.payload["pull_request"]["number"]
+    on_pull_request(app_context, first)
+    github_server.push(REPO, number, {"a.py": "x = 3\n"})
+    second = pull_event("synchronize")  # its `before` is the first head
+    second.payload["pull_request"]["updated_at"] = first.payload["pull_request"]["updated_at"]
+    on_pull_request(app_context, second)
+    [run] = _jobs(app_context, "pipeline")
+    assert run.payload["pull"]["head_sha"] == second.payload["pull_request"]["head"]["sha"]
+
+
 def test_two_pushes_in_one_second_make_the_run_ask_github_for_the_head(
     app_context, pull_event, github_server
 ):

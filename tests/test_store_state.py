@@ -168,3 +168,13 @@ def test_a_different_head_with_the_same_time_is_a_tie(engine):
     assert (
         observe_head_verdict(engine, "org/repo", 9, "ccc", T0 + timedelta(seconds=1)) == "current"
     )
+
+
+def test_a_push_from_the_stored_head_in_the_same_second_is_no_tie(engine):
+    from bot.store.state import observe_head_verdict
+
+    assert observe_head_verdict(engine, "org/repo", 10, "aaa", T0) == "current"
+    assert observe_head_verdict(engine, "org/repo", 10, "bbb", T0, moved_from="aaa") == "current"
+    assert current_head(engine, "org/repo", 10) == "bbb"
+    # From some other head, in the same second: which came last is unknown.
+    assert observe_head_verdict(engine, "org/repo", 10, "ccc", T0, moved_from="zzz") == "tied"

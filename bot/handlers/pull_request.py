@@ -19,7 +19,13 @@ def on_pull_request(ctx: HandlerContext, event: Event) -> None:
     pull = payload["pull_request"]
     repo = payload["repository"]["full_name"]
     verdict = state.observe_head_verdict(
-        ctx.engine, repo, pull["number"], pull["head"]["sha"], parse_time(pull.get("updated_at"))
+        ctx.engine,
+        repo,
+        pull["number"],
+        pull["head"]["sha"],
+        parse_time(pull.get("updated_at")),
+        # A push names the head it moved from: then a same-second time is no tie.
+        moved_from=payload.get("before") if event.action == "synchronize" else None,
     )
     # Title, body and state now; the changed files once the pipeline has the diff.
     apply_pull_request_event(ctx.engine, payload, None)

@@ -91,12 +91,19 @@ def observe_head(
 
 
 def observe_head_verdict(
-    engine: sa.Engine, repo: str, number: int, head_sha: str, updated_at: datetime
+    engine: sa.Engine,
+    repo: str,
+    number: int,
+    head_sha: str,
+    updated_at: datetime,
+    moved_from: str | None = None,
 ) -> str:
     """:func:`observe_head`, saying which case it was: ``"current"`` (stored, or the stored
     head already), ``"older"`` (a newer head won), or ``"tied"``: stored over a different
     head with the same ``updated_at``. GitHub's times have whole seconds, so two pushes in
-    one second tie, and only GitHub knows which head is the PR's now.
+    one second tie, and only GitHub knows which head is the PR's now. Unless the event says
+    it moved the PR from the stored head (``moved_from``, a ``synchronize``'s ``before``):
+    then it is the newer one, and current.
     """
     with engine.begin() as connection:
         before = connection.execute(
@@ -121,7 +128,7 @@ def observe_head_verdict(
         ).scalar_one_or_none()
         if stored is None:
             return "current" if _head(connection, repo, number) == head_sha else "older"
-        if before is not None and before.head_sha != head_sha:
+        if before is not None and before.head_sha not in (head_sha, moved_from):
             if _same_time(before.updated_at, updated_at):
                 return "tied"
         return "current"
