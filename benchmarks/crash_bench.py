@@ -19,7 +19,6 @@ import argparse
 import json
 import sys
 import tempfile
-import uuid
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,25 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.testing.crash import CrashRun  # noqa: E402
-
-
-def _scratch_schema(url: str):  # noqa: ANN202
-    from sqlalchemy.engine import make_url
-
-    from bot.store.db import make_engine
-
-    schema = f"prbot_crash_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(url)
-    with admin.begin() as connection:
-        connection.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
-
-    def drop() -> None:
-        with admin.begin() as connection:
-            connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        admin.dispose()
-
-    return scoped.render_as_string(hide_password=False), drop
+from bot.testing.pg_schema import scratch_schema  # noqa: E402
 
 
 def main() -> int:
@@ -64,7 +45,7 @@ def main() -> int:
     drop = None
     database_url = None
     if args.postgres:
-        database_url, drop = _scratch_schema(args.postgres)
+        database_url, drop = scratch_schema(args.postgres, "prbot_crash")
     try:
         with tempfile.TemporaryDirectory(prefix="prbot-crash-") as root:
             figures = CrashRun(

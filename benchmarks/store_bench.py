@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bot.store.db import make_engine, migrate  # noqa: E402
 from bot.store.deliveries import record_delivery  # noqa: E402
 from bot.store.queue import Queue  # noqa: E402
+from bot.testing.pg_schema import scratch_schema  # noqa: E402
 
 # A typical pull_request.synchronize payload is 20-30 kB.
 BODY = json.dumps({"action": "synchronize", "pad": "x" * 24_000}).encode()
@@ -130,22 +131,6 @@ def measure(name: str, url: str, threads: int, total: int, repeats: int) -> list
             for db, what, ours, floor in rows]  # fmt: skip
 
 
-def postgres_scratch(base: str) -> tuple[str, Callable[[], None]]:
-    """A fresh schema in the database at ``base`` and a function that drops it."""
-    schema = f"prbot_bench_{uuid.uuid4().hex[:8]}"
-    admin = make_engine(base)
-    with admin.begin() as connection:
-        connection.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    url = sa.engine.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-
-    def drop() -> None:
-        with admin.begin() as connection:
-            connection.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
-        admin.dispose()
-
-    return url.render_as_string(hide_password=False), drop
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", help="a Postgres URL to measure too (uses a scratch schema)")
@@ -161,7 +146,7 @@ def main() -> int:
             "SQLite", f"sqlite:///{scratch}/bench.sqlite", args.threads, args.total, args.repeats
         )
     if args.postgres:
-        url, drop = postgres_scratch(args.postgres)
+        url, drop = scratch_schema(args.postgres, "prbot_bench")
         try:
             rows += measure("Postgres", url, args.threads, args.total, args.repeats)
         finally:

@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +50,7 @@ from _ml_repo import (  # noqa: E402
 
 from bot.demo import INSTALLATION_ID, LocalStack, wait_for  # noqa: E402
 from bot.store.queue import Queue  # noqa: E402
+from bot.testing.pg_schema import scratch_schema  # noqa: E402
 
 REPO = "acme/widgets"
 
@@ -76,25 +76,6 @@ def backend_source(index: int, variant: int) -> str:
             "",
         ]
     return "\n".join(lines) + "\n"
-
-
-def scratch_schema(url: str) -> tuple[str, callable]:
-    from sqlalchemy.engine import make_url
-
-    from bot.store.db import make_engine
-
-    schema = f"prbot_scale_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(url)
-    with admin.begin() as connection:
-        connection.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
-
-    def drop() -> None:
-        with admin.begin() as connection:
-            connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        admin.dispose()
-
-    return scoped.render_as_string(hide_password=False), drop
 
 
 @dataclass
@@ -220,7 +201,7 @@ def heavy_fixture(root: Path, files: int) -> HeavyFixture:
 
 
 def run_round(args: argparse.Namespace, workers: int, round_index: int, heavy) -> dict:  # noqa: ANN001
-    url, drop = scratch_schema(args.postgres)
+    url, drop = scratch_schema(args.postgres, "prbot_scale")
     try:
         with tempfile.TemporaryDirectory(prefix="prbot-scale-") as tmp:
             return one_round(Path(tmp), url, workers, args.prs, round_index, heavy)

@@ -102,11 +102,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path):
     Each Postgres test gets its own schema (search_path set in the URL), dropped afterwards,
     so tests never see each other's rows and can run again and again.
     """
-    import uuid
-
-    from sqlalchemy.engine import make_url
-
-    from bot.store.db import make_engine
+    from bot.testing.pg_schema import scratch_schema
 
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'prbot.sqlite'}"
@@ -114,17 +110,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path):
     base = os.environ.get("PRBOT_TEST_DATABASE_URL")
     if not base:
         pytest.skip("PRBOT_TEST_DATABASE_URL is not set")
-    schema = f"prbot_test_{uuid.uuid4().hex[:12]}"
-    admin = make_engine(base)
-    with admin.begin() as connection:
-        connection.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    url, drop = scratch_schema(base, "prbot_test")
     try:
-        yield url.render_as_string(hide_password=False)
+        yield url
     finally:
-        with admin.begin() as connection:
-            connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        admin.dispose()
+        drop()
 
 
 @pytest.fixture
