@@ -28,8 +28,8 @@ async def bare_app(scope, receive, send):  # noqa: ANN001 - raw ASGI
 
 
 def intake_app():  # noqa: ANN201
-    from bot.config import Settings
-    from bot.server import create_app
+    from bot.intake.server import create_app
+    from bot.runtime.settings import Settings
     from bot.store import db
 
     settings = Settings.from_env()

@@ -173,9 +173,9 @@ def measure_github_calls(open_prs: int) -> dict[str, int]:
     """Calls for a cold reconcile, a warm one, and a warm synchronize, on the test server."""
     from github import Auth, Github
 
-    from bot.github_app import InstallationClient
-    from bot.reconcile import reconcile
-    from bot.snapshot import ChangedFile
+    from bot.core.snapshot import ChangedFile
+    from bot.github.app import InstallationClient
+    from bot.repair.reconcile import reconcile
     from bot.store.db import make_engine, migrate
     from bot.store.open_prs import DatabaseIndex, apply_pull_request_event
     from bot.testing import FakeGitHub

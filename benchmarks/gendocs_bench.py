@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bot.core.snapshot import DirTree, GitTree
 from bot.gendocs.config import DocRule
 from bot.gendocs.doc_check import check_doc
-from bot.snapshot import DirTree, GitTree
 
 DOC = "docs/design/attention_backends.md"
 GENERATOR = "tools/pre_commit/generate_attention_backend_docs.py"

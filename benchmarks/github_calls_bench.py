@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for  # noqa: E402
-from bot.metrics import endpoint_template  # noqa: E402
-from bot.report import MARKER  # noqa: E402
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for  # noqa: E402
+from bot.report.render import MARKER  # noqa: E402
+from bot.runtime.metrics import endpoint_template  # noqa: E402
 
 REPO = "acme/widgets"
 

@@ -30,7 +30,7 @@ from github import Auth, Github
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.gitrepo import auth_env  # noqa: E402
+from bot.local.git import auth_env  # noqa: E402
 from bot.testing import FakeGitHub  # noqa: E402
 
 REPO = "acme/widgets"

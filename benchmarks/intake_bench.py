@@ -35,7 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.webhooks import signature_for  # noqa: E402
+from bot.events.webhooks import signature_for  # noqa: E402
 
 SECRET = "bench-secret"
 

@@ -18,7 +18,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from bot.demo import INSTALLATION_ID, LocalStack, finish_gpu_jobs, wait_for
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, finish_gpu_jobs, wait_for
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "jobs_engine_calls.md"
 REPO = "acme/vllm-lite"

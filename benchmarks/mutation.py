@@ -65,7 +65,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "W1",
         "Any rotated secret verifies (not only the last one)",
-        "bot/webhooks.py",
+        "bot/events/webhooks.py",
         'valid |= hmac.compare_digest("sha256=" + mac.hexdigest(), header)',
         'valid = hmac.compare_digest("sha256=" + mac.hexdigest(), header)',
         "tests/test_invariant_webhooks.py",
@@ -74,7 +74,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "W2",
         "Malformed JSON is 400 only after the signature check",
-        "bot/webhooks.py",
+        "bot/events/webhooks.py",
         '    verify_signature(body, headers.get("x-hub-signature-256"), secrets)\n',
         '    parse_body(body, headers.get("content-type"))\n'
         '    verify_signature(body, headers.get("x-hub-signature-256"), secrets)\n',
@@ -83,7 +83,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "W3",
         "A delivery whose signature does not match is refused",
-        "bot/webhooks.py",
+        "bot/events/webhooks.py",
         "        if not valid:\n            raise",
         "        if False:\n            raise",
         "tests/test_webhooks.py",
@@ -92,7 +92,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "W4",
         "Only the handled actions are stored (an edited comment is no command)",
-        "bot/webhooks.py",
+        "bot/events/webhooks.py",
         '"issue_comment": frozenset({"created"}),',
         '"issue_comment": None,',
         "tests/test_webhooks.py",
@@ -119,7 +119,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "P1",
         "A report for an older head never overwrites a newer one (publisher's guard)",
-        "bot/publish.py",
+        "bot/github/publish.py",
         "if current is not None and current != report.head_sha:",
         "if False:",
         f"{STALE}::test_a_report_for_an_older_head_never_overwrites_a_newer_one",
@@ -128,7 +128,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "P2",
         "A rerun after a crash finds the comment it made instead of posting another",
-        "bot/publish.py",
+        "bot/github/publish.py",
         "        if comment_id is None and effect is not None:\n",
         "        if False:\n",
         PUBLISH,
@@ -136,7 +136,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "P3",
         "A report comment deleted on GitHub is posted anew",
-        "bot/publish.py",
+        "bot/github/publish.py",
         "state.forget_effect(self.engine, key)  # deleted on GitHub: post it anew",
         "return comment_id  # deleted on GitHub: post it anew",
         f"{E2E}::test_deleted_report_comment_is_posted_anew",
@@ -144,7 +144,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "P4",
         "A rerun after a crash updates the check run it made",
-        "bot/publish.py",
+        "bot/github/publish.py",
         "        if run_id is None and effect is not None:\n",
         "        if False:\n",
         PUBLISH,
@@ -152,7 +152,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "P5",
         "One comment per PR, edited in place as the PR moves",
-        "bot/publish.py",
+        "bot/github/publish.py",
         "        if comment_id is not None:\n            if self.client.edit_comment(",
         "        if False:\n            if self.client.edit_comment(",
         f"{E2E}::test_opened_then_synchronize_edits_one_comment",
@@ -161,7 +161,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "L1",
         "A report for an older head never overwrites a newer one (pipeline's guard)",
-        "bot/pipeline.py",
+        "bot/worker/handlers/pipeline.py",
         'if current is not None and current != pull["head_sha"]:',
         "if False:",
         f"{STALE}::test_an_older_head_delivered_late_is_never_reported",
@@ -171,12 +171,12 @@ MUTATIONS: tuple[Mutation, ...] = (
         "A report for an older head never overwrites a newer one (both guards at once)",
         (
             Edit(
-                "bot/publish.py",
+                "bot/github/publish.py",
                 "if current is not None and current != report.head_sha:",
                 "if False:",
             ),
             Edit(
-                "bot/pipeline.py",
+                "bot/worker/handlers/pipeline.py",
                 'if current is not None and current != pull["head_sha"]:',
                 "if False:",
             ),
@@ -186,7 +186,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "L3",
         "A head force-pushed away is skipped, not retried into a dead letter",
-        "bot/pipeline.py",
+        "bot/worker/handlers/pipeline.py",
         '            log.info("skipping: %s", exc)\n            return\n',
         "            raise\n",
         f"{STALE}::test_a_head_force_pushed_away_and_gone_is_skipped_not_retried",
@@ -194,7 +194,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "L4",
         "--dry-run writes nothing to GitHub",
-        "bot/pipeline.py",
+        "bot/worker/handlers/pipeline.py",
         "if self.settings.dry_run or client is None or self.app is None:",
         "if client is None or self.app is None:",
         f"{E2E}::test_dry_run_stores_the_report_and_writes_nothing_to_github",
@@ -202,7 +202,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "L5",
         "Rules are read at the PR's base, so a PR cannot relax its own",
-        "bot/snapshot.py",
+        "bot/core/snapshot.py",
         "    rules = rules_from(base)",
         '    rules = rules_from(GitTree(repo_dir, pull["head_sha"], reader))',
         "tests/test_invariant_pipeline.py",
@@ -211,7 +211,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "G1",
         "The sticky comment is found by marker and bot author (author check dropped)",
-        "bot/github_app.py",
+        "bot/github/app.py",
         'if comment.user.login == author and marker in (comment.body or ""):',
         'if marker in (comment.body or ""):',
         PUBLISH,
@@ -219,7 +219,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "G2",
         "The sticky comment is found by marker and bot author (marker check dropped)",
-        "bot/github_app.py",
+        "bot/github/app.py",
         'if comment.user.login == author and marker in (comment.body or ""):',
         "if comment.user.login == author:",
         PUBLISH,
@@ -227,7 +227,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "G3",
         "The check run found after a crash is prbot's, not another check's",
-        "bot/github_app.py",
+        "bot/github/app.py",
         "commit.get_check_runs(check_name=CHECK_RUN_NAME)",
         "commit.get_check_runs()",
         PUBLISH,
@@ -235,7 +235,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "G4",
         "A comment deleted on GitHub is noticed (404) rather than a failure",
-        "bot/github_app.py",
+        "bot/github/app.py",
         "            if exc.status in (404, 410):\n                return False\n",
         "            if False:\n                return False\n",
         f"{E2E}::test_deleted_report_comment_is_posted_anew",
@@ -243,7 +243,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "G5",
         "A request that may have taken effect is never resent (writes and read errors)",
-        "bot/github_app.py",
+        "bot/github/app.py",
         "CountedRetry(total=5, backoff_factor=0.5, read=0, allowed_methods=READ_METHODS)",
         "CountedRetry(total=5, backoff_factor=0.5)",
         "tests/test_worker_crash.py::test_slow_github_answer_after_comment_created_is_not_posted_twice",
@@ -252,7 +252,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "C1",
         "A quoted command is never run (lazy continuation lines included)",
-        "bot/commands.py",
+        "bot/events/commands.py",
         '_HIDING_BLOCKS = {"blockquote_open": 1,',
         '_HIDING_BLOCKS = {"blockquote_open": 0,',
         "tests/test_commands.py",
@@ -262,8 +262,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         "C2",
         "Only a line that starts with / is a command (not a slash inside a sentence)",
         (
-            Edit("bot/commands.py", '_COMMAND = re.compile(r"^/', '_COMMAND = re.compile(r"/'),
-            Edit("bot/commands.py", "if _COMMAND.match(line):", "if _COMMAND.search(line):"),
+            Edit(
+                "bot/events/commands.py", '_COMMAND = re.compile(r"^/', '_COMMAND = re.compile(r"/'
+            ),
+            Edit("bot/events/commands.py", "if _COMMAND.match(line):", "if _COMMAND.search(line):"),
         ),
         ("tests/test_commands.py",),
     ),
@@ -273,7 +275,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "C3",
         "A command in a heading or a table is never run (only paragraphs count)",
-        "bot/commands.py",
+        "bot/events/commands.py",
         'and tokens[index - 1].type == "paragraph_open"',
         "and True",
         "tests/test_commands.py",
@@ -282,7 +284,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K1",
         "The bot's own comments (and other bots') are never commands (filter deleted)",
-        "bot/handlers/issue_comment.py",
+        "bot/worker/handlers/issue_comment.py",
         'if not issue.get("pull_request") or _from_a_bot(comment):',
         'if not issue.get("pull_request"):',
         f"{COMMANDS}::test_bots_comments_are_never_commands",
@@ -290,7 +292,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K2",
         "Bots' comments are never commands (Bot user check dropped)",
-        "bot/handlers/issue_comment.py",
+        "bot/worker/handlers/issue_comment.py",
         'return user.get("type") == "Bot" or comment.get(',
         "return False or comment.get(",
         f"{COMMANDS}::test_bots_comments_are_never_commands",
@@ -298,7 +300,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K3",
         "Bots' comments are never commands (App attribution check dropped)",
-        "bot/handlers/issue_comment.py",
+        "bot/worker/handlers/issue_comment.py",
         'comment.get("performed_via_github_app") is not None',
         "False",
         f"{COMMANDS}::test_bots_comments_are_never_commands",
@@ -306,7 +308,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K4",
         "An installation queues a reconcile of its repositories",
-        "bot/handlers/installation.py",
+        "bot/worker/handlers/installation.py",
         "if event.action in INDEXING_ACTIONS:",
         "if False:",
         f"{E2E}::test_installation_events_are_recorded",
@@ -314,7 +316,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K5",
         "An installation is recorded with its account",
-        "bot/handlers/installation.py",
+        "bot/worker/handlers/installation.py",
         '((installation.get("account") or {}).get("login") or ""),',
         '"",',
         f"{E2E}::test_installation_events_are_recorded",
@@ -322,7 +324,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K6",
         "Commands are checked against the commenter's permission",
-        "bot/handlers/issue_comment.py",
+        "bot/worker/handlers/issue_comment.py",
         "if not allowed(command.name):",
         "if False:",
         f"{E2E}::test_unauthorized_recheck_is_refused_once_per_head",
@@ -330,7 +332,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "K7",
         "An unauthorized command is answered once per head",
-        "bot/handlers/context.py",
+        "bot/worker/handlers/context.py",
         "if state.get_effect(self.engine, key) is not None:",
         "if False:",
         f"{E2E}::test_unauthorized_recheck_is_refused_once_per_head",
@@ -339,7 +341,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "M1",
         "'author' allows only the PR's author",
-        "bot/permissions.py",
+        "bot/events/permissions.py",
         'if "author" in allowed and pr_author and commenter.lower() == pr_author.lower():',
         'if "author" in allowed:',
         "tests/test_permissions.py",
@@ -347,7 +349,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "M2",
         "A permission level must be one the policy allows",
-        "bot/permissions.py",
+        "bot/events/permissions.py",
         "return level is not None and level in allowed",
         "return level is not None",
         "tests/test_permissions.py",
@@ -355,7 +357,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "M3",
         "maintain and triage come from role_name, not the folded permission",
-        "bot/permissions.py",
+        "bot/events/permissions.py",
         "    if role_name in LEVELS:\n",
         "    if False:\n",
         "tests/test_permissions.py",
@@ -363,7 +365,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "M4",
         "Only the trusted associations are trusted",
-        "bot/permissions.py",
+        "bot/events/permissions.py",
         'return (author_association or "NONE").upper()'
         " in {a.upper() for a in trusted_associations}",
         "return True",
@@ -423,7 +425,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "S1",
         "A timed-out sandbox kills the whole process group",
-        "bot/sandbox.py",
+        "bot/local/sandbox.py",
         "os.killpg(proc.pid, signal.SIGKILL)",
         "proc.kill()",
         "tests/test_invariant_sandbox.py",
@@ -431,7 +433,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "S2",
         "No token or prbot setting reaches a sandboxed tool",
-        "bot/sandbox.py",
+        "bot/local/sandbox.py",
         'return allowlisted_environment({"HOME": str(home), **self.extra_env, **(extra or {})})',
         'return {**os.environ, "HOME": str(home), **self.extra_env, **(extra or {})}',
         "tests/test_sandbox.py::test_secrets_are_not_in_the_child_environment",
@@ -439,7 +441,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "S3",
         "A sandboxed tool runs under a memory limit",
-        "bot/sandbox.py",
+        "bot/local/sandbox.py",
         "resource.setrlimit(resource.RLIMIT_AS, (memory, memory))",
         "pass",
         "tests/test_sandbox.py::test_memory_limit_applies",
@@ -447,7 +449,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "S4",
         "With PRBOT_SANDBOX_USER, tools run as that account (needs root, else skipped)",
-        "bot/sandbox.py",
+        "bot/local/sandbox.py",
         "os.setuid(identity[0])",
         "pass",
         "tests/test_sandbox.py::test_children_run_as_another_user_and_cannot_read_prbots_secrets",

@@ -229,7 +229,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict], dict]:
                         warm_up(serve, gh, round_index, args.timeout, client)
                         for variant, (phase, _) in enumerate(PHASES):
                             if phase == "uv-cold":
-                                # Where the pipeline keeps uv's cache (bot/pipeline.py).
+                                # Where the pipeline keeps uv's cache
+                                # (bot/worker/handlers/pipeline.py).
                                 shutil.rmtree(serve.data_dir / "uv-cache", ignore_errors=True)
                             number_hint += 1
                             result = measure(

@@ -38,14 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import vllm_releases  # noqa: E402
 
-from bot import rules  # noqa: E402
 from bot.checks.base import CheckContext  # noqa: E402
 from bot.checks.generated_docs import run as run_check  # noqa: E402
+from bot.core.snapshot import DirTree, snapshot_from_checkout  # noqa: E402
 from bot.gendocs.config import GeneratedDocsRules  # noqa: E402
 from bot.gendocs.doc_check import check_doc  # noqa: E402
 from bot.gendocs.generator import STAND_IN  # noqa: E402
-from bot.sandbox import SandboxRunner  # noqa: E402
-from bot.snapshot import DirTree, snapshot_from_checkout  # noqa: E402
+from bot.local.sandbox import SandboxRunner  # noqa: E402
+from bot.report import rules  # noqa: E402
 
 DOC = "docs/design/attention_backends.md"
 COMMITTED_GENERATOR = "tools/pre_commit/generate_attention_backend_docs.py"

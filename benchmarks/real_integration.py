@@ -44,15 +44,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import vllm_releases  # noqa: E402
 
-from bot import rules as rule_sets  # noqa: E402
 from bot.checks import get_check  # noqa: E402
 from bot.checks.base import CheckContext, MemoryCache  # noqa: E402
+from bot.core.snapshot import DirTree, Snapshot, snapshot_from_checkout  # noqa: E402
 from bot.integration.checklist import HeadFiles, is_wired  # noqa: E402
+from bot.integration.config import Expectation, IntegrationRule  # noqa: E402
 from bot.integration.distributions import declared_as, declared_distributions  # noqa: E402
 from bot.integration.installs import installs_in_files  # noqa: E402
-from bot.integration.rules import Expectation, IntegrationRule  # noqa: E402
 from bot.integration.symbols import NewSymbol, assigned_names, new_symbols  # noqa: E402
-from bot.snapshot import DirTree, Snapshot, snapshot_from_checkout  # noqa: E402
+from bot.report import rules as rule_sets  # noqa: E402
 
 # Spans 0.17 (the first with the generated attention-backend doc) to the newest on PyPI.
 DEFAULT_VERSIONS = [

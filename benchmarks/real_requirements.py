@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import vllm_releases  # noqa: E402
 
-from bot import rules as rules_module  # noqa: E402
 from bot.checks.base import CheckContext, MemoryCache  # noqa: E402
 from bot.checks.requirements import run as run_check  # noqa: E402
-from bot.sandbox import SandboxRunner  # noqa: E402
-from bot.snapshot import snapshot_from_checkout  # noqa: E402
+from bot.core.snapshot import snapshot_from_checkout  # noqa: E402
+from bot.local.sandbox import SandboxRunner  # noqa: E402
+from bot.report import rules as rules_module  # noqa: E402
 
 DEFAULT_VERSIONS = ["0.20.0", "0.20.2", "0.21.0", "0.22.0", "0.23.0", "0.32.0", "0.33.0"]
 HAND_CHECK = "## Checked by hand"

@@ -32,12 +32,13 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.vllm_releases import pair, tree, version_key  # noqa: E402
-from bot import rules as rules_module  # noqa: E402
 from bot.checks.base import CheckContext  # noqa: E402
 from bot.checks.review import run as run_review  # noqa: E402
+from bot.core.globs import path_matches
+from bot.core.snapshot import Snapshot, snapshot_from_checkout  # noqa: E402
+from bot.report import rules as rules_module  # noqa: E402
 from bot.review.engine import PATTERNS, review_files  # noqa: E402
 from bot.review.optional_import import declared_distributions  # noqa: E402
-from bot.snapshot import Snapshot, path_matches, snapshot_from_checkout  # noqa: E402
 
 DEFAULT_VERSIONS = [
     "0.17.0", "0.18.0", "0.19.0", "0.20.0", "0.20.2", "0.21.0", "0.22.0", "0.23.0", "0.24.0",

@@ -23,16 +23,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot import rules as rules_module  # noqa: E402
 from bot.checks.base import CheckContext, MemoryCache  # noqa: E402
 from bot.checks.requirements import run as run_check  # noqa: E402
+from bot.core.snapshot import DirTree, snapshot_from_checkout  # noqa: E402
+from bot.local.sandbox import SandboxRunner  # noqa: E402
+from bot.report import rules as rules_module  # noqa: E402
 from bot.requirements.effective import effective_set, marker_environment  # noqa: E402
 from bot.requirements.graph import RequirementTree  # noqa: E402
 from bot.requirements.localwheels import write_wheel  # noqa: E402
 from bot.requirements.matrix import build_targets, cells  # noqa: E402
 from bot.requirements.resolve import uv_binary  # noqa: E402
-from bot.sandbox import SandboxRunner  # noqa: E402
-from bot.snapshot import DirTree, snapshot_from_checkout  # noqa: E402
 
 ARCH_MARKERS = [
     'platform_machine == "x86_64"',

@@ -48,7 +48,7 @@ from _ml_repo import (  # noqa: E402
     pr_change,
 )
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for  # noqa: E402
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for  # noqa: E402
 from bot.store.queue import Queue  # noqa: E402
 from bot.testing.pg_schema import scratch_schema  # noqa: E402
 
@@ -145,7 +145,7 @@ def one_round(
         gh.create_repo(REPO, installation_id=INSTALLATION_ID, files=files)
         served_before = heavy.index.requests_served if heavy is not None else 0
         if heavy is not None:
-            # The pipeline's uv cache (bot/pipeline.py) is the shared, warmed one.
+            # The pipeline's uv cache (bot/worker/handlers/pipeline.py) is the shared, warmed one.
             stack.settings.data_dir.mkdir(parents=True, exist_ok=True)
             (stack.settings.data_dir / "uv-cache").symlink_to(heavy.uv_cache)
             numbers = heavy_prs(gh, prs, heavy.tree)

@@ -10,13 +10,13 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import Engine
 
-from bot.config import ConfigError, Settings
-from bot.github_app import GitHubApp
-from bot.httpserver import uvicorn_config
-from bot.server import create_app
+from bot.github.app import GitHubApp
+from bot.intake.httpserver import uvicorn_config
+from bot.intake.server import create_app
+from bot.runtime.settings import ConfigError, Settings
 from bot.store import db
 from bot.store.queue import Queue
-from bot.worker import Worker
+from bot.worker.loop import Worker, start_worker_threads
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,12 @@ class Service:
     def asgi_app(self, *, with_worker: bool = True) -> FastAPI:
         if not self.settings.webhook_secrets:
             raise ConfigError("PRBOT_WEBHOOK_SECRET is not set")
+
+        def start_workers(queue: Queue, stop: threading.Event) -> list[threading.Thread]:
+            return start_worker_threads(self.worker, queue, self.settings.worker_threads, stop)
+
         return create_app(
-            self.settings, self.engine, worker_factory=self.worker if with_worker else None
+            self.settings, self.engine, start_workers=start_workers if with_worker else None
         )
 
 

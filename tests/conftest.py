@@ -140,15 +140,15 @@ def github_server(tmp_path: Path):
         server.stop()
 
 
-# --- handler fixtures (bot.handlers): a HandlerContext on a real database and queue --------
+# --- handler fixtures (bot.worker.handlers): a HandlerContext on a real database and queue --------
 
 
 @pytest.fixture
 def handler_context(engine, tmp_path: Path):
-    """A :class:`bot.handlers.context.HandlerContext` with no GitHub App (dry-run shape)."""
-    from bot.config import Settings
-    from bot.handlers.context import HandlerContext
+    """A :class:`bot.worker.handlers.context.HandlerContext` with no GitHub App (dry-run shape)."""
+    from bot.runtime.settings import Settings
     from bot.store.queue import Queue
+    from bot.worker.handlers.context import HandlerContext
 
     settings = Settings(webhook_secrets=("s",), data_dir=tmp_path / "data", dry_run=True)
     return HandlerContext(settings, engine, Queue(engine, max_attempts=2), None)
@@ -157,10 +157,10 @@ def handler_context(engine, tmp_path: Path):
 @pytest.fixture
 def app_context(engine, github_server, tmp_path: Path):
     """A HandlerContext whose App talks to the local GitHub test server (installation 1)."""
-    from bot.config import Settings
-    from bot.github_app import GitHubApp
-    from bot.handlers.context import HandlerContext
+    from bot.github.app import GitHubApp
+    from bot.runtime.settings import Settings
     from bot.store.queue import Queue
+    from bot.worker.handlers.context import HandlerContext
 
     github_server.add_installation(1, "acme")
     key = tmp_path / "app.pem"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from bot.config import Settings
-from bot.webhooks import signature_for
+from bot.events.webhooks import signature_for
+from bot.runtime.settings import Settings
 
 SECRET = "intake-test-secret"
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ def signed_headers(body: bytes, event: str, guid: str | None = None) -> dict[str
 @contextmanager
 def intake(engine, data_dir: Path, **overrides):
     """The intake app (no workers) on a real uvicorn on 127.0.0.1; yields its base URL."""
-    from bot.server import create_app
+    from bot.intake.server import create_app
     from bot.service import ThreadedServer
 
     settings = replace(Settings(webhook_secrets=(SECRET,), data_dir=data_dir), **overrides)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.demo import INSTALLATION_ID, LocalStack
-from bot.report import MARKER
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack
+from bot.report.render import MARKER
 from bot.store.queue import Job, Queue
 from bot.testing import FakeGitHub
 

@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Iterable
 from functools import cache
 
-from bot import rules
+from bot.report import rules
 from bot.review.config import ReviewRules
 from bot.review.engine import review_file
 from bot.review.source import Flag

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from bot.cli import main
 from bot.cli.app_manifest import EVENTS, PERMISSIONS, manifest, permission_for
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.report import MARKER
-from bot.webhooks import HANDLED_ACTIONS
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.events.webhooks import HANDLED_ACTIONS
+from bot.report.render import MARKER
 
 REPO = "acme/widgets"
 LEVELS = {"read": 1, "write": 2}
@@ -21,7 +21,7 @@ ALWAYS_SENT = {"installation", "installation_repositories"}
 
 
 def test_events_are_those_the_intake_accepts_and_the_handlers_handle():
-    from bot.handlers.registry import REGISTRY, load_handlers
+    from bot.worker.handlers.registry import REGISTRY, load_handlers
 
     load_handlers()
     handled = {name for name, _actions, _fn in REGISTRY.events}

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from bot.cli.setup import read_env_file
-from bot.config import Settings
-from bot.github_app import GitHubApp
+from bot.github.app import GitHubApp
+from bot.runtime.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

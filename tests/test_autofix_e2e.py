@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.report import MARKER
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.report.render import MARKER
 
 GENERATOR = """\
 import os

@@ -7,18 +7,18 @@ import sys
 
 import pytest
 
-from bot.config import Settings
 from bot.fixes.plan import FilePatch
 from bot.fixes.push import PushRefused, build_commit, push, same_host
 from bot.gendocs.patch import unified_patch
-from bot.github_app import GitHubApp
-from bot.handlers.context import HandlerContext
-from bot.handlers.fix import run_fix
-from bot.mirror import RepoMirror
+from bot.github.app import GitHubApp
+from bot.local.mirror import RepoMirror
+from bot.runtime.settings import Settings
 from bot.store import state
 from bot.store.db import make_engine, migrate
 from bot.store.queue import Queue
 from bot.testing.github_server import FakeGitHub
+from bot.worker.handlers.context import HandlerContext
+from bot.worker.handlers.fix import run_fix
 
 REPO = "acme/fixme"
 DOC = "# Modules\n\n- a.py\n"

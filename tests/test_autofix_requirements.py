@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from bot import rules as rules_module
 from bot.checks.base import CheckContext, MemoryCache
 from bot.checks.requirements import run
+from bot.core.snapshot import snapshot_from_checkout
 from bot.fixes.plan import fixes_in
 from bot.fixes.push import build_commit
-from bot.gitrepo import run_git
-from bot.report import Report
+from bot.local.git import run_git
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules as rules_module
+from bot.report.render import Report
 from bot.requirements.localwheels import write_index
-from bot.sandbox import SandboxRunner
-from bot.snapshot import snapshot_from_checkout
 
 COMPILED = "requirements/test/cuda.txt"
 # vLLM's shape: requirements/test/cuda.txt compiled from test/cuda.in with -c cuda.txt.

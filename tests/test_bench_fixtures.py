@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.rules import load_text
+from bot.report.rules import load_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

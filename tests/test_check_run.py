@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.checks import Section, Status
-from bot.config import Settings
-from bot.github_app import GitHubApp
-from bot.publish import Publisher
-from bot.report import Report, render_markdown
+from bot.github.app import GitHubApp
+from bot.github.publish import Publisher
+from bot.report.render import Report, render_markdown
+from bot.runtime.settings import Settings
 from bot.store import state
 from bot.store.db import make_engine, migrate
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.childenv import allowlisted_environment
-from bot.gitrepo import BlobReader, run_git
-from bot.sandbox import SandboxRunner
+from bot.local.childenv import allowlisted_environment
+from bot.local.git import BlobReader, run_git
+from bot.local.sandbox import SandboxRunner
 
 SECRETS = {
     "PRBOT_WEBHOOK_SECRET": "hook-secret-value",
@@ -72,8 +72,8 @@ def test_a_sandboxed_tool_never_sees_prbot_secrets(secret_environment, tmp_path)
 
 
 def test_a_mirror_fetch_refuses_local_transports(tmp_path, git_repo):
-    from bot.gitrepo import GitError
-    from bot.mirror import RepoMirror
+    from bot.local.git import GitError
+    from bot.local.mirror import RepoMirror
 
     sha = git_repo.commit({"a.txt": "a\n"})
     # A clone URL naming a local path is never read, even if one got into the database.

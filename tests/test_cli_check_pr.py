@@ -10,8 +10,8 @@ import pytest
 from bot.cli import main
 from bot.cli.check_pr import parse_pr, snapshot_for_pull
 from bot.cli.common import CliError
-from bot.mirror import RepoMirror
-from bot.pulls import pull_summary
+from bot.github.pulls import pull_summary
+from bot.local.mirror import RepoMirror
 from bot.testing.github_server import FakeGitHub
 
 REPO = "acme/widgets"

@@ -10,7 +10,7 @@ import httpx
 from intake_helpers import ServeProcess
 
 from bot.cli import main
-from bot.demo import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
+from bot.cli.demo_stack import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
 from bot.store import deliveries
 
 

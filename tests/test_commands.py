@@ -1,6 +1,6 @@
 import pytest
 
-from bot.commands import Command, parse_commands
+from bot.events.commands import Command, parse_commands
 
 
 def test_recheck_with_reason():

@@ -13,13 +13,13 @@ import re
 import pytest
 from github_render import ZERO_WIDTH, HtmlShape, render_gfm
 
-from bot import rules
 from bot.checks import CheckContext, Section, Status
 from bot.cli.demo import BASE_FILES, PULLS
+from bot.core.snapshot import snapshot_from_checkout
 from bot.duplicates.export import load_index_from_export
-from bot.report import MAX_COMMENT_CHARS, Report, render_markdown
-from bot.runner import run_checks
-from bot.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import MAX_COMMENT_CHARS, Report, render_markdown
+from bot.report.runner import run_checks
 
 HTML_BASE = "https://github.com"
 

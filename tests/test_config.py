@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.config import CiSettings, ConfigError, Settings, check_environment
+from bot.runtime.settings import CiSettings, ConfigError, Settings, check_environment
 from bot.testing.auth import generate_private_key_pem
 
 ROOT = Path(__file__).resolve().parent.parent

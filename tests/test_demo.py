@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from bot.report import MARKER
+from bot.report.render import MARKER
 
 
 @pytest.mark.slow

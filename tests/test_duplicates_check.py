@@ -7,11 +7,11 @@ from dataclasses import replace
 
 from duplicates_helpers import PATCH, REGISTRY, sample_records, write_export
 
-from bot import rules
 from bot.checks import get_check
+from bot.core.snapshot import ChangedFile, Snapshot
 from bot.duplicates.export import load_index_from_export
-from bot.report import Report, render_markdown
-from bot.snapshot import ChangedFile, Snapshot
+from bot.report import rules
+from bot.report.render import Report, render_markdown
 
 
 def _snapshot(title: str, files: list[ChangedFile], author: str = "z") -> Snapshot:

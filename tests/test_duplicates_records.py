@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.snapshot import ChangedFile
 from bot.duplicates.records import MAX_FILES, RecordError, record_from_dict, row_from_event
-from bot.snapshot import ChangedFile
 
 
 def test_records_keep_what_is_usable() -> None:

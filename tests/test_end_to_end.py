@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.report import MARKER
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.report.render import MARKER
 from bot.store import deliveries
 from bot.store.queue import Queue
 
@@ -181,8 +181,8 @@ def test_bad_requests_are_refused_and_store_no_work(stack):
         headers={"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "d2"},
     )
     assert unsigned.status_code == 401
+    from bot.cli.demo_stack import WEBHOOK_SECRET
     from bot.cli.replay import send
-    from bot.demo import WEBHOOK_SECRET
 
     malformed = send(stack.webhook_url, "pull_request", b"{oops", WEBHOOK_SECRET, "d3", client=http)
     assert malformed.status_code == 400
@@ -251,8 +251,8 @@ def test_health_ready_and_metrics(stack):
 def test_readyz_says_503_when_the_database_is_unreachable(tmp_path):
     import httpx
 
-    from bot.config import Settings
-    from bot.server import create_app
+    from bot.intake.server import create_app
+    from bot.runtime.settings import Settings
     from bot.service import ThreadedServer
     from bot.store import db
 

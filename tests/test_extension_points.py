@@ -11,12 +11,12 @@ import textwrap
 import pytest
 from invariant_helpers import REPO, create_repo, open_pr
 
-from bot import rules
 from bot.checks import checks_in
-from bot.demo import LocalStack, wait_for
-from bot.handlers import registry
-from bot.runner import run_checks
-from bot.snapshot import snapshot_from_checkout
+from bot.cli.demo_stack import LocalStack, wait_for
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.runner import run_checks
+from bot.worker.handlers import registry
 
 CHECK_MODULE = """
 from bot.checks import Check, CheckRules, Section, Status
@@ -44,7 +44,7 @@ CHECK = Check(name="todos", title="New TODOs", run=run, rules_model=TodoRules)
 """
 
 HANDLER_MODULE = """
-from bot.handlers.registry import on_event
+from bot.worker.handlers.registry import on_event
 
 
 @on_event("pull_request", "opened")

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_files, replaced
 
-from bot import rules
 from bot.checks.base import MemoryCache, Section, Status
 from bot.checks.generated_docs import CHECK, describe_cells, run
+from bot.core.snapshot import snapshot_from_checkout
 from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
-from bot.report import Report, render_markdown
-from bot.sandbox import SandboxRunner
-from bot.snapshot import snapshot_from_checkout
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules
+from bot.report.render import Report, render_markdown
 
 FEEDS = ["vllm/v1/attention/backends/**/*.py", "vllm/platforms/cuda.py"]
 RULES = GeneratedDocsRules(docs=[DocRule(path=DOC, feeds=FEEDS)])

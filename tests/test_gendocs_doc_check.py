@@ -16,10 +16,10 @@ from gendocs_helpers import (
 )
 
 from bot.checks.base import Section, Status
+from bot.core.snapshot import DirTree
 from bot.gendocs.config import DocRule
 from bot.gendocs.doc_check import Expected, check_doc
-from bot.report import Report, render_markdown
-from bot.snapshot import DirTree
+from bot.report.render import Report, render_markdown
 
 RULE = DocRule(path=DOC)
 

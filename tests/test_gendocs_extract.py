@@ -7,10 +7,10 @@ from pathlib import Path
 
 from gendocs_helpers import CUDA, REGISTRY, copy_fixture, edit
 
+from bot.core.snapshot import DirTree
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.render import render_tables
 from bot.gendocs.source import SourceTree
-from bot.snapshot import DirTree
 
 
 def model_of(root: Path, skip=("CUSTOM", "TORCH_SDPA")):

@@ -25,14 +25,14 @@ from gendocs_helpers import (
     write_files,
 )
 
-from bot import rules
 from bot.checks.base import Status
 from bot.checks.generated_docs import run
 from bot.cli import main
+from bot.core.snapshot import DirTree, snapshot_from_checkout
 from bot.gendocs.config import DocGenerator, DocRule, GeneratedDocsRules
 from bot.gendocs.doc_check import check_doc
-from bot.sandbox import SandboxRunner
-from bot.snapshot import DirTree, snapshot_from_checkout
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules
 
 EDITED_ROW = (
     "| `FLASH_ATTN` | fp16, bf16 | 64, 128 | ✅ |",

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from bot.core.snapshot import DirTree, GitTree
 from bot.gendocs.config import HookRule
 from bot.gendocs.hooks import run_hook
-from bot.sandbox import SandboxRunner
-from bot.snapshot import DirTree, GitTree
+from bot.local.sandbox import SandboxRunner
 
 # Modelled on vLLM's nightly-torch generator: drop torch pins from the test inputs.
 GENERATOR = """\

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gendocs_helpers import copy_fixture
 
+from bot.core.snapshot import DirTree
 from bot.gendocs.attention_classes import factory_call
 from bot.gendocs.attention_sources import FLASHINFER_UTILS, extract
 from bot.gendocs.mla_prefill import (
@@ -20,7 +21,6 @@ from bot.gendocs.mla_prefill import (
     platform_prefill_priorities,
 )
 from bot.gendocs.source import SourceTree
-from bot.snapshot import DirTree
 
 R1 = "(qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)"
 V3 = "(qk_nope_head_dim=192, qk_rope_head_dim=64, v_head_dim=256)"

@@ -7,11 +7,11 @@ import copy
 import pytest
 from gendocs_helpers import copy_fixture
 
+from bot.core.snapshot import DirTree
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.render import TemplateError, layout, render_block, render_tables
 from bot.gendocs.source import SourceTree
 from bot.gendocs.tables import split_row
-from bot.snapshot import DirTree
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""bot/github_app.py against the local GitHub test server: auth, each call, and its cost."""
+"""bot/github/app.py against the local GitHub test server: auth, each call, and its cost."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from github import GithubException
 
-from bot.config import ConfigError, Settings
-from bot.github_app import CHECK_RUN_NAME, GitHubApp
+from bot.github.app import CHECK_RUN_NAME, GitHubApp
+from bot.runtime.settings import ConfigError, Settings
 
 INSTALLATION = 7
 REPO = "acme/widgets"

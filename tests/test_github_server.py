@@ -26,7 +26,7 @@ from github import (
     UnknownObjectException,
 )
 
-from bot.gitrepo import auth_env
+from bot.local.git import auth_env
 from bot.testing import FakeGitHub
 from bot.testing.auth import AuthError, generate_private_key_pem, verify_app_jwt
 from bot.testing.bare_repo import BareRepo

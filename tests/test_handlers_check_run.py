@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
 from bot.store.queue import Queue
 
 _names = itertools.count()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.handlers.installation import on_installation
-from bot.handlers.registry import Event
 from bot.store import state
+from bot.worker.handlers.installation import on_installation
+from bot.worker.handlers.registry import Event
 
 
 def _event(action: str, payload: dict) -> Event:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.handlers.issue_comment import on_issue_comment
-from bot.handlers.registry import Event
+from bot.worker.handlers.issue_comment import on_issue_comment
+from bot.worker.handlers.registry import Event
 
 REPO = "acme/widgets"
 

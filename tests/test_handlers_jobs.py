@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from bot.handlers.delivery import handle_delivery
-from bot.handlers.pipeline import run_pipeline
-from bot.handlers.reconcile import reconcile_open_prs
-from bot.pulls import parse_time, pull_summary
-from bot.report import MARKER
+from bot.github.pulls import parse_time, pull_summary
+from bot.report.render import MARKER
 from bot.store import deliveries, state
+from bot.worker.handlers.delivery import handle_delivery
+from bot.worker.handlers.pipeline import run_pipeline
+from bot.worker.handlers.reconcile import reconcile_open_prs
 
 REPO = "acme/widgets"
 

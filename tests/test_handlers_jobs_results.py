@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.handlers.buildkite import on_buildkite
-from bot.handlers.registry import Event
-from bot.handlers.workflow_run import on_workflow_run
-from bot.jobs.engines import EngineError
+from bot.engines.base import EngineError
 from bot.store import jobs as store
+from bot.worker.handlers.buildkite import on_buildkite
+from bot.worker.handlers.registry import Event
+from bot.worker.handlers.workflow_run import on_workflow_run
 
 HEAD = "a" * 40
 REPO = "acme/widgets"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.handlers.pull_request import on_pull_request
-from bot.handlers.registry import Event
 from bot.store import state
 from bot.store.open_prs import open_pr_count
+from bot.worker.handlers.pull_request import on_pull_request
+from bot.worker.handlers.registry import Event
 
 REPO = "acme/widgets"
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from bot.handlers import registry
-from bot.handlers.registry import Event, dispatch_event, on_command, on_event, on_job, run_job
+from bot.worker.handlers import registry
+from bot.worker.handlers.registry import (
+    Event,
+    dispatch_event,
+    on_command,
+    on_event,
+    on_job,
+    run_job,
+)
 
 SEEN: list[tuple[str, str]] = []
 

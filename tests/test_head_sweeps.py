@@ -1,10 +1,11 @@
-"""Which open PR heads the repair runs again, and when it gives up (bot/head_sweeps.py)."""
+"""Which open PR heads the repair runs again, and when it gives up (bot/repair/head_sweeps.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.head_sweeps import MAX_SWEEPS, SweepRecord, plan_sweeps, sweep_spacing
+from bot.repair.head_sweeps import MAX_SWEEPS, plan_sweeps, sweep_spacing
+from bot.store.sweeps import SweepRecord
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 SPACING = timedelta(minutes=10)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from intake_helpers import intake, signed_headers
 
-from bot.intake_body import SPOOL_MEMORY_BYTES
+from bot.intake.body import SPOOL_MEMORY_BYTES
 from bot.store import deliveries
 
 MIB = 1024 * 1024

@@ -150,9 +150,9 @@ def test_a_clone_url_outside_the_web_transports_is_rejected(engine, tmp_path, pu
 def test_a_bug_in_the_intake_is_one_500_and_a_log_line_then_it_goes_on(
     engine, tmp_path, pull_event, monkeypatch, caplog
 ):
-    # The webhook route runs ahead of FastAPI's error middleware (bot/server.py IntakeApp),
+    # The webhook route runs ahead of FastAPI's error middleware (bot/intake/server.py IntakeApp),
     # so it answers its own failures.
-    from bot.intake_writer import DeliveryWriter
+    from bot.intake.writer import DeliveryWriter
 
     real_store = DeliveryWriter.store
     calls = []

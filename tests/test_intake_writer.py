@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bot.intake_writer import DeliveryWriter
+from bot.intake.writer import DeliveryWriter
 from bot.store import deliveries
 from bot.store.queue import Queue
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.limits import InputRejected
 from bot.integration.aliases import aliases_in_source
-from bot.limits import InputRejected
 
 # Shaped like vLLM 0.21's benchmarks/attention_benchmarks/mla_runner.py: one table of
 # settings per config name, and one of expected classes.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot import rules
 from bot.checks import Status, get_check
-from bot.report import Report, render_markdown
-from bot.snapshot import snapshot_from_checkout
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import Report, render_markdown
 
 REGISTRY = "vllm/v1/attention/backends/registry.py"
 MLA_TESTS = "tests/v1/attention/test_mla_backends.py"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.limits import InputRejected
 from bot.integration.entries import file_entries
-from bot.limits import InputRejected
 
 # Shaped like vLLM 0.21's benchmarks/attention_benchmarks/configs/mla_prefill.yaml.
 PREFILL_CONFIG = """\

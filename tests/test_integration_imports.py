@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.limits import InputRejected
+from bot.core.snapshot import DirTree
 from bot.integration.imports import imported_anywhere, imports_in
-from bot.limits import InputRejected
-from bot.snapshot import DirTree
 
 # Shaped like vLLM 0.21: vllm/transformers_utils/processors/mimo_v2_omni.py and
 # vllm/tool_parsers/cohere_command_tool_parser.py.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.limits import MAX_INSTALL_SCRIPTS, MAX_REQUIREMENTS_BYTES, InputRejected
 from bot.integration.installs import MAX_INSTALLS_PER_FILE, installs_in, installs_in_files
-from bot.limits import MAX_INSTALL_SCRIPTS, MAX_REQUIREMENTS_BYTES, InputRejected
 
 # Shaped like vLLM 0.18's docker/Dockerfile (the kv-connectors stage): a RUN with
 # continuations, a comment line inside them, a variable-built name and a requirement file.

@@ -5,14 +5,14 @@ stack the base already uses (flydsl beside aiter). Each is a note or a declarati
 
 from __future__ import annotations
 
-from bot import rules
 from bot.checks import Status, get_check
+from bot.core.snapshot import snapshot_from_checkout
+from bot.integration.config import OptIn
 from bot.integration.distributions import declared_distributions
 from bot.integration.opt_in import opt_in_reason
-from bot.integration.rules import OptIn
 from bot.integration.symbols import NewSymbol
-from bot.report import Report, render_markdown
-from bot.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import Report, render_markdown
 
 REGISTRY = "vllm/v1/attention/backends/registry.py"
 BASE = {

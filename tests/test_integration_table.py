@@ -7,11 +7,11 @@ import re
 
 from github_render import HtmlShape, render_gfm
 
-from bot import rules
 from bot.checks import Section, Status, get_check
 from bot.checks.integration import by_name
-from bot.report import Report, render_markdown
-from bot.snapshot import snapshot_from_checkout
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import Report, render_markdown
 
 HTML_BASE = "https://github.com"
 # A vLLM-shaped tree: a new attention backend, and the places the built-in rules expect it.

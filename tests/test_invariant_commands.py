@@ -6,8 +6,8 @@ import httpx
 import pytest
 from invariant_helpers import REPO, bot_replies, create_repo, jobs_of_kind, open_pr
 
-from bot.commands import Command, parse_commands
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.events.commands import Command, parse_commands
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The import graph of bot/: no cycles, and logic packages import nothing above them.
+"""The import graph of bot/: no cycles between modules or folders, every folder imports only
+the layers below it, and logic packages import nothing above them.
 
 The graph is read from the source with ``ast``, so it holds every import: module level,
 inside functions and under ``TYPE_CHECKING``. An import of ``a.b.c`` depends on ``a.b.c``
@@ -15,7 +16,7 @@ import pytest
 
 BOT = Path(__file__).resolve().parent.parent / "bot"
 
-# Pure logic over data; what they need from outside comes in through bot.check_types.
+# Pure logic over data; what they need from outside comes in through bot.core.sections.
 LOGIC_PACKAGES = (
     "bot.requirements",
     "bot.gendocs",
@@ -25,9 +26,40 @@ LOGIC_PACKAGES = (
     "bot.jobs",
 )
 # What drives the logic: a logic package importing one of these imports upward.
-ABOVE_LOGIC = ("bot.checks", "bot.handlers", "bot.worker", "bot.server", "bot.cli")
+ABOVE_LOGIC = (
+    "bot.checks",
+    "bot.worker.handlers",
+    "bot.worker.loop",
+    "bot.intake.server",
+    "bot.cli",
+)
+# bot/'s folders, top to bottom, in the order a delivery travels (docs/architecture.md): a
+# folder imports only folders further down the list. The logic packages share one rank: they
+# may use each other, but not in a cycle. bot/'s top level holds the entry point and the
+# composition root (bot/service.py: settings -> database, intake, worker), which the commands
+# start.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("bot.__main__",),
+    ("bot.cli",),
+    ("bot.service",),
+    ("bot.testing",),
+    ("bot.intake",),
+    ("bot.worker",),
+    ("bot.repair",),
+    ("bot.github",),
+    ("bot.engines",),
+    ("bot.report",),
+    ("bot.checks",),
+    ("bot.store",),
+    LOGIC_PACKAGES + ("bot.fixes",),
+    ("bot.events",),
+    ("bot.runtime",),
+    ("bot.core",),
+    ("bot.local",),
+)
+ROOT_MODULES_AT_MOST = 8
 # The edges that hold SQL and GitHub clients; logic packages get their data handed in.
-IO_EDGES = ("bot.store", "bot.github_app", "sqlalchemy", "github")
+IO_EDGES = ("bot.store", "bot.github.app", "sqlalchemy", "github")
 
 
 def module_files(root: Path = BOT) -> dict[str, Path]:
@@ -67,6 +99,11 @@ def imports_of(importer: str, path: Path, modules: dict[str, Path]) -> tuple[set
     internal: set[str] = set()
     names: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # A module loaded by name (importlib.import_module("bot.x")) is an import too.
+            if node.value in modules and node.value not in own:
+                internal.add(node.value)
+            continue
         if not isinstance(node, ast.Import | ast.ImportFrom):
             continue
         for name in _named(importer, path.name == "__init__.py", node):
@@ -134,6 +171,90 @@ def test_the_import_graph_of_bot_has_no_cycles(modules):
     assert cycles(import_graph(modules)) == []
 
 
+def folder_of(module: str, modules: dict[str, Path]) -> str:
+    """The folder (package) a module sits in; a module at bot/'s top level is its own node."""
+    path = modules[module]
+    if path.name == "__init__.py":
+        return module
+    parent = module.rsplit(".", 1)[0]
+    return module if parent == "bot" else parent
+
+
+def folder_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Folder -> the folders its modules import (a parent package and its subpackages are
+    folders of their own, so a subpackage importing its parent and back is a cycle too)."""
+    graph: dict[str, set[str]] = {}
+    for name, targets in import_graph(modules).items():
+        source = folder_of(name, modules)
+        edges = graph.setdefault(source, set())
+        for target in targets:
+            folder = folder_of(target, modules)
+            # Importing bot.a.b.c runs bot/a/__init__.py first; that is no dependency on what
+            # the package holds, only on its (empty or re-exporting) init.
+            if folder != source and not (
+                modules[target].name == "__init__.py" and _within(source, (target,))
+            ):
+                edges.add(folder)
+    return graph
+
+
+def layer_of(module: str) -> int | None:
+    for rank, layer in enumerate(LAYERS):
+        if _within(module, layer):
+            return rank
+    return None
+
+
+def test_the_folder_graph_of_bot_has_no_cycles(modules):
+    assert cycles(folder_graph(modules)) == []
+
+
+def test_every_folder_of_bot_is_in_a_layer(modules):
+    folders = {folder_of(name, modules) for name in modules}
+    unplaced = sorted(
+        f
+        for f in folders
+        if f.count(".") == 1 and f not in modules_at_root(modules) and layer_of(f) is None
+    )
+    assert unplaced == []
+
+
+def modules_at_root(modules: dict[str, Path]) -> set[str]:
+    return {
+        name for name, path in modules.items() if path.parent == BOT and path.name != "__init__.py"
+    }
+
+
+def test_bot_top_level_holds_only_the_composition_root(modules):
+    assert len(modules_at_root(modules)) <= ROOT_MODULES_AT_MOST
+
+
+def test_folders_import_only_the_layers_below_them(modules):
+    upward = []
+    for name, targets in sorted(import_graph(modules).items()):
+        source = layer_of(name)
+        if source is None:  # bot/__init__.py
+            continue
+        for target in sorted(targets):
+            rank = layer_of(target)
+            if rank is None or rank < source:
+                upward.append(f"{name} imports {target}")
+    assert upward == []
+
+
+def test_handlers_import_no_other_handler(modules):
+    """Each handler stands alone; what they share lives in the context and the registry."""
+    shared = {"bot.worker.handlers", "bot.worker.handlers.context", "bot.worker.handlers.registry"}
+    reaching = [
+        f"{name} imports {target}"
+        for name, targets in sorted(import_graph(modules).items())
+        if _within(name, ("bot.worker.handlers",)) and name not in shared
+        for target in sorted(targets)
+        if _within(target, ("bot.worker.handlers",)) and target not in shared
+    ]
+    assert reaching == []
+
+
 def test_logic_packages_import_nothing_above_them(modules):
     upward = [
         f"{name} imports {target}"
@@ -183,6 +304,23 @@ def test_the_walker_sees_function_level_relative_and_type_checking_imports(tmp_p
     assert cycles(graph) == [["bot.a", "bot.b", "bot.c"]]
 
 
+def test_the_walker_sees_modules_loaded_by_name_and_folder_cycles(tmp_path):
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a/__init__.py": "",
+            "a/x.py": "import importlib\nimportlib.import_module('bot.b.y')\n",
+            "b/__init__.py": "",
+            "b/y.py": "",
+            "b/z.py": "from bot.a import x\n",
+        },
+    )
+    assert import_graph(modules)["bot.a.x"] == {"bot.b.y"}
+    assert cycles(import_graph(modules)) == []  # no module cycle ...
+    assert cycles(folder_graph(modules)) == [["bot.a", "bot.b"]]  # ... but a folder cycle
+
+
 def test_an_import_depends_on_the_packages_above_it_but_not_on_its_own(tmp_path):
     modules = _package(
         tmp_path,
@@ -216,11 +354,6 @@ def test_test_modules_never_import_each_other():
     assert importing == []
 
 
-# To move to bot/<package>/config.py once the work in flight on them has landed (see
-# bot/checks/base.py): integration's is in bot/integration/rules.py, jobs' in the check module.
-RULE_MODELS_NOT_YET_MOVED = {"integration", "jobs"}
-
-
 def test_each_check_keeps_its_rule_model_in_its_logic_packages_config(modules):
     """The agreed place (bot/checks/base.py): ``bot/<package>/config.py`` of the one logic
     package the check drives, or the check's own module when it has no package."""
@@ -232,8 +365,6 @@ def test_each_check_keeps_its_rule_model_in_its_logic_packages_config(modules):
         _, names = imports_of(module, modules[module], modules)
         packages = {p for p in LOGIC_PACKAGES if any(_within(n, (p,)) for n in names)}
         expected = f"{packages.pop()}.config" if len(packages) == 1 else module
-        if check.name in RULE_MODELS_NOT_YET_MOVED:
-            continue
         if check.rules_model.__module__ != expected:
             misplaced.append(f"{check.name}: {check.rules_model.__module__}, not {expected}")
     assert misplaced == []

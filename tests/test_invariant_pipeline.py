@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from invariant_helpers import REPO, comment_for_head, create_repo, head_of
 
-from bot.demo import LocalStack, wait_for
+from bot.cli.demo_stack import LocalStack, wait_for
 from bot.store import state
 
 

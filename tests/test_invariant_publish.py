@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from bot.checks import Section, Status
-from bot.config import Settings
-from bot.github_app import CHECK_RUN_NAME, GitHubApp
-from bot.publish import Publisher
-from bot.report import MARKER, Report, render_markdown
+from bot.github.app import CHECK_RUN_NAME, GitHubApp
+from bot.github.publish import Publisher
+from bot.report.render import MARKER, Report, render_markdown
+from bot.runtime.settings import Settings
 from bot.store import state
 
 REPO = "acme/widgets"

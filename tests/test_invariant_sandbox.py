@@ -7,8 +7,8 @@ import signal
 import sys
 from pathlib import Path
 
-from bot.demo import wait_for
-from bot.sandbox import SandboxRunner
+from bot.cli.demo_stack import wait_for
+from bot.local.sandbox import SandboxRunner
 
 # The tool forks a grandchild that outlives it unless its group is killed; the grandchild
 # writes to /dev/null, so the sandbox's pipes do not wait for it.

@@ -21,7 +21,7 @@ from invariant_helpers import (
     report_comments,
 )
 
-from bot.demo import LocalStack, wait_for
+from bot.cli.demo_stack import LocalStack, wait_for
 from bot.store import state
 
 
@@ -63,7 +63,7 @@ def test_a_report_for_an_older_head_never_overwrites_a_newer_one(stack):
 
 def test_an_older_head_delivered_late_is_never_reported(stack):
     # GitHub redelivers `opened` after `synchronize` was handled: the older head queues no
-    # run (bot/handlers/pull_request.py), so neither GitHub nor the stored reports move back.
+    # run (bot/worker/handlers/pull_request.py), so neither GitHub nor the stored reports move back.
     gh = stack.github
     number = open_pr(stack)
     older = head_of(gh, number)

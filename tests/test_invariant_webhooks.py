@@ -6,7 +6,7 @@ import urllib.parse
 
 import pytest
 
-from bot.webhooks import WebhookError, parse_delivery, signature_for, verify_signature
+from bot.events.webhooks import WebhookError, parse_delivery, signature_for, verify_signature
 
 BODY = b'{"action": "opened"}'
 FORM = "application/x-www-form-urlencoded"

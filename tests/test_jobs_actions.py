@@ -8,10 +8,10 @@ import json
 import pytest
 from github import Auth, Github
 
-from bot.ci.actions import PENDING_PREFIX, ActionsEngine, dispatch_key_in
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.jobs.engines import BuildRequest, EngineError
-from bot.report import MARKER
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.engines.actions import PENDING_PREFIX, ActionsEngine, dispatch_key_in
+from bot.engines.base import BuildRequest, EngineError
+from bot.report.render import MARKER
 
 REPO = "acme/widgets"
 KEY = "prbot-" + "0" * 32
@@ -98,7 +98,7 @@ def test_refusals_and_foreign_downloads(actions) -> None:
     bad = BuildRequest(REPO, 7, "c" * 40, "f", "no-such-branch", "m", ("s",))
     with pytest.raises(EngineError, match="422"):
         engine.create_build(bad)
-    from bot.jobs.engines import Artifact
+    from bot.engines.base import Artifact
 
     elsewhere = Artifact("1", "x", 10, "https://evil.example/zip")
     with pytest.raises(EngineError, match="not on"):

@@ -6,8 +6,9 @@ import httpx
 import pytest
 import respx
 
-from bot.jobs.buildkite import BuildkiteEngine
-from bot.jobs.engines import BuildRequest, EngineError, make_engine
+from bot.engines.base import BuildRequest, EngineError, make_engine
+from bot.engines.buildkite import BuildkiteEngine
+from bot.runtime.settings import CiSettings, Settings
 from bot.testing.buildkite_server import FakeBuildkite
 
 REQUEST = BuildRequest(
@@ -30,9 +31,13 @@ def buildkite():
 
 
 def engine(server: FakeBuildkite) -> BuildkiteEngine:
-    return make_engine(
-        "buildkite", organization="acme", pipeline="ci", token="bk-api", api_url=server.url
+    ci = CiSettings(
+        buildkite_organization="acme",
+        buildkite_pipeline="ci",
+        buildkite_token="bk-api",
+        buildkite_api_url=server.url,
     )
+    return make_engine("buildkite", Settings(ci=ci))
 
 
 def test_a_build_is_created_as_vllms_ci_run_creates_it(buildkite: FakeBuildkite) -> None:
@@ -85,7 +90,7 @@ def test_a_wrong_token_is_one_line(buildkite: FakeBuildkite) -> None:
 
 def test_an_unknown_engine_is_named() -> None:
     with pytest.raises(EngineError, match="no CI engine 'jenkins'"):
-        make_engine("jenkins")
+        make_engine("jenkins", Settings())
 
 
 def test_secrets_cannot_ride_in_the_build_env() -> None:

@@ -9,9 +9,9 @@ import time
 import httpx
 from intake_helpers import intake
 
-from bot.ci.buildkite_intake import MAX_BODY_BYTES, delivery_guid
-from bot.config import CiSettings
-from bot.jobs.buildkite_webhook import sign
+from bot.events.buildkite import sign
+from bot.intake.buildkite import MAX_BODY_BYTES, delivery_guid
+from bot.runtime.settings import CiSettings
 from bot.store import deliveries
 from bot.store.queue import Queue
 from bot.testing.buildkite_server import FakeBuildkite

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bot.jobs.buildkite_webhook import BuildkiteWebhookError, parse_event, sign, verify
+from bot.events.buildkite import BuildkiteWebhookError, parse_event, sign, verify
 
 TOKEN = "bk-webhook-token"
 NOW = 1_800_000_000

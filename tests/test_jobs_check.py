@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from bot import rules
 from bot.checks import jobs as jobs_check
-from bot.report import Report, render_markdown
-from bot.runner import run_check
-from bot.snapshot import snapshot_from_checkout
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import Report, render_markdown
+from bot.report.runner import run_check
 
 # Written for these tests, in the shape of vLLM's files.
 STEPS = """

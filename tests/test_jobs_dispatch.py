@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bot.ci.dispatch import PullContext, execute
-from bot.jobs.buildkite import BuildkiteEngine
-from bot.jobs.engines import BuildRequest, EngineError
+from bot.engines.base import BuildRequest, EngineError
+from bot.engines.buildkite import BuildkiteEngine
 from bot.jobs.planner import Head, WantedJob, plan
 from bot.store import jobs as store
 from bot.testing.buildkite_server import FakeBuildkite
+from bot.worker.ci.dispatch import PullContext, execute
 
 HEAD, BASE = "a" * 40, "b" * 40
 SMOKE = WantedJob("V1 attention (B200)", "gpu_smoke", "b200", "buildkite", "r", "v1-attention-b200")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from bot.checks.base import Section, Status
-from bot.ci.flow import (
+from bot.engines.base import EngineError
+from bot.report.render import Report
+from bot.runtime.settings import CiSettings, Settings
+from bot.store import jobs as store
+from bot.store import state
+from bot.store.queue import Queue
+from bot.worker.ci.flow import (
     Services,
     dispatch_head,
     dispatch_mode,
@@ -13,12 +19,6 @@ from bot.ci.flow import (
     keep_report,
     republish,
 )
-from bot.config import CiSettings, Settings
-from bot.jobs.engines import EngineError
-from bot.report import Report
-from bot.store import jobs as store
-from bot.store import state
-from bot.store.queue import Queue
 
 HEAD, BASE = "a" * 40, "b" * 40
 REPO = "acme/widgets"
@@ -124,7 +124,7 @@ def state_time():
 
 
 def test_write_access_or_a_trusted_team_makes_an_author_trusted(app_context, github_server):
-    from bot.ci.flow import _trusted, services_for
+    from bot.worker.ci.flow import _trusted, services_for
 
     github_server.create_repo(REPO, installation_id=1, files={"a.py": "x = 1\n"})
     services = services_for(app_context, 1)

@@ -6,10 +6,10 @@ import random
 from datetime import UTC, datetime
 
 from bot.checks.base import Section, Status
-from bot.ci.stored_report import report_from_json, report_to_json, with_job_progress
 from bot.jobs.progress import chart_label, mermaid_chart, overlay, safe_url
-from bot.report import Report, render_markdown
+from bot.report.render import Report, render_markdown
 from bot.store.jobs import JobKey, JobRecord
+from bot.worker.ci.stored_report import report_from_json, report_to_json, with_job_progress
 
 HEAD, BASE = "a" * 40, "b" * 40
 

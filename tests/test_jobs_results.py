@@ -8,12 +8,12 @@ import logging
 
 import pytest
 
-from bot.ci.results import MAX_ARTIFACT_BYTES, MAX_CONFIGS, record_state, refresh_build
-from bot.jobs.buildkite import BuildkiteEngine
-from bot.jobs.engines import BuildRequest
-from bot.jobs.redact import RedactingFilter
+from bot.core.redact import RedactingFilter
+from bot.engines.base import BuildRequest
+from bot.engines.buildkite import BuildkiteEngine
 from bot.store import jobs as store
 from bot.testing.buildkite_server import FakeBuildkite
+from bot.worker.ci.results import MAX_ARTIFACT_BYTES, MAX_CONFIGS, record_state, refresh_build
 
 HEAD = "a" * 40
 

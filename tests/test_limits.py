@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from bot import limits
+from bot.core import limits
 
 
 def test_python_source_over_the_size_limit_is_rejected_with_its_size() -> None:

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from bot.locks import named_lock
+from bot.runtime.locks import named_lock
 
 # Generous: only reached when something is broken (a holder that never lets go).
 STUCK = 30

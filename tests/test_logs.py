@@ -10,8 +10,9 @@ import logging
 import pytest
 from intake_helpers import ServeProcess
 
-from bot.demo import wait_for
-from bot.logs import (
+from bot.cli.demo_stack import wait_for
+from bot.report.render import MARKER
+from bot.runtime.logs import (
     REDACTED,
     JsonFormatter,
     Redactor,
@@ -20,7 +21,6 @@ from bot.logs import (
     job_fields,
     log_fields,
 )
-from bot.report import MARKER
 from bot.testing.auth import generate_private_key_pem
 
 
@@ -124,7 +124,7 @@ def test_fields_of_jobs_and_deliveries():
 
 @pytest.mark.slow
 def test_a_real_serve_logs_json_with_fields_and_no_token(tmp_path, github_server):
-    from bot.demo import INSTALLATION_ID
+    from bot.cli.demo_stack import INSTALLATION_ID
 
     gh = github_server
     gh.add_installation(INSTALLATION_ID, "acme")
@@ -170,7 +170,7 @@ def test_a_real_serve_logs_json_with_fields_and_no_token(tmp_path, github_server
 
 
 def test_configure_installs_one_handler_or_keeps_an_embedders():
-    from bot.logs import configure
+    from bot.runtime.logs import configure
 
     root = logging.getLogger()
     saved, level = list(root.handlers), root.level

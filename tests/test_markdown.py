@@ -1,6 +1,6 @@
 from github_render import ZERO_WIDTH, HtmlShape, render_gfm
 
-from bot.markdown import code_block, code_span, escape_text, html_code, html_text
+from bot.core.markdown import code_block, code_span, escape_text, html_code, html_text
 
 
 def test_html_and_links_are_inert():
@@ -56,7 +56,7 @@ def test_html_text_and_code_escape_html_only():
 
 
 def test_truncation_closes_the_fence_and_folds_it_cuts_inside():
-    from bot.markdown import truncate_markdown
+    from bot.core.markdown import truncate_markdown
 
     body = "<details><summary>Patch</summary>\n\n````diff\n" + "+ line\n" * 5_000 + "````\n"
     body += "</details>\n"
@@ -68,7 +68,7 @@ def test_truncation_closes_the_fence_and_folds_it_cuts_inside():
 
 
 def test_truncation_knows_an_info_string_does_not_close_a_fence():
-    from bot.markdown import truncate_markdown
+    from bot.core.markdown import truncate_markdown
 
     text = "```\ncode\n``` not a close\n" + "more code\n" * 500
     out = truncate_markdown(text, 300, "cut")
@@ -76,6 +76,6 @@ def test_truncation_knows_an_info_string_does_not_close_a_fence():
 
 
 def test_short_text_is_not_touched():
-    from bot.markdown import truncate_markdown
+    from bot.core.markdown import truncate_markdown
 
     assert truncate_markdown("```\nopen", 100, "cut") == "```\nopen"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.metrics import endpoint_template, event_label
+from bot.runtime.metrics import endpoint_template, event_label
 
 
 def test_event_labels_are_known_events_other_or_unverified():
@@ -41,7 +41,7 @@ def _sample(registry, name: str, labels: dict[str, str]) -> float:
 
 
 def test_deliveries_are_counted_with_closed_labels():
-    from bot.metrics import REGISTRY, count_delivery, exposition
+    from bot.runtime.metrics import REGISTRY, count_delivery, exposition
 
     accepted = {"event": "pull_request", "outcome": "accepted"}
     odd = {"event": "unverified", "outcome": "error"}
@@ -60,7 +60,7 @@ def test_deliveries_are_counted_with_closed_labels():
 def test_queue_depth_is_read_at_scrape_time_and_a_failing_read_gives_zeros():
     from prometheus_client import CollectorRegistry
 
-    from bot.metrics import QueueDepthCollector
+    from bot.runtime.metrics import QueueDepthCollector
 
     counts = {"queued": 3, "dead": 1}
     registry = CollectorRegistry()
@@ -79,7 +79,7 @@ def test_queue_depth_is_read_at_scrape_time_and_a_failing_read_gives_zeros():
 
 
 def test_worker_metrics_come_from_the_process_files_when_told(tmp_path, monkeypatch):
-    from bot import metrics
+    from bot.runtime import metrics
 
     monkeypatch.setattr(metrics, "_worker_metrics_dir", None)
     metrics.JOB_LATENCY.labels("pipeline", "ok").observe(0.2)
@@ -96,7 +96,7 @@ def test_every_pygithub_call_is_counted_by_endpoint_template(github_server):
     from github import Auth, Github, GithubException
     from prometheus_client import generate_latest
 
-    from bot.metrics import GITHUB_CALL_LOGGER, WORKER_REGISTRY, install_github_call_counter
+    from bot.runtime.metrics import GITHUB_CALL_LOGGER, WORKER_REGISTRY, install_github_call_counter
 
     github_server.add_installation(7, "acme")
     github_server.create_repo("acme/widgets", installation_id=7, files={"a.py": "x\n"})
@@ -125,7 +125,7 @@ def test_every_pygithub_call_is_counted_by_endpoint_template(github_server):
 def test_the_sqlite_intake_exports_what_waits_in_its_inbox(tmp_path):
     from prometheus_client import CollectorRegistry
 
-    from bot.metrics import QueueDepthCollector
+    from bot.runtime.metrics import QueueDepthCollector
     from bot.store.db import make_engine, migrate
     from bot.store.deliveries import IncomingDelivery
     from bot.store.inbox import Inbox, waiting_in_inbox

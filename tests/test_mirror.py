@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.gitrepo import GitError, run_git
-from bot.mirror import RepoMirror, StaleHead
+from bot.local.git import GitError, run_git
+from bot.local.mirror import RepoMirror, StaleHead
 
 REPO = "acme/widgets"
 INSTALLATION = 7

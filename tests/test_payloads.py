@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.payloads import (
+from bot.events.payloads import (
     MAX_JSON_CONTAINERS,
     PayloadRejected,
     check_shape,

@@ -1,4 +1,9 @@
-from bot.permissions import command_allowed, effective_level, is_trusted, needs_permission_lookup
+from bot.events.permissions import (
+    command_allowed,
+    effective_level,
+    is_trusted,
+    needs_permission_lookup,
+)
 
 POLICY = ["author", "write", "maintain", "admin"]
 

@@ -3,11 +3,11 @@ rules in force stay those at base."""
 
 from __future__ import annotations
 
-from bot.annotations import annotations_for
 from bot.checks import Status
-from bot.report import Report
-from bot.runner import config_change_section
-from bot.snapshot import snapshot_from_checkout
+from bot.core.snapshot import snapshot_from_checkout
+from bot.github.annotations import annotations_for
+from bot.report.render import Report
+from bot.report.runner import config_change_section
 
 VALID = "extends: vllm\ncommands:\n  recheck:\n    aliases: [retest]\n"
 INVALID = "extends: vllm\nchecks:\n  changed_files:\n    areas: 12\n"

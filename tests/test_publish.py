@@ -15,16 +15,16 @@ import pytest
 from gendocs_helpers import DOC, NEW_BACKEND_ENTRY, NEW_BACKEND_MODULE, fixture_files, replaced
 from markdown_inert import live_markup
 
-from bot import rules
 from bot.checks import CheckContext, Section, Status, all_checks
-from bot.config import Settings
+from bot.core.snapshot import snapshot_from_checkout
 from bot.duplicates.export import load_index_from_export
 from bot.gendocs.config import DocRule
-from bot.github_app import GitHubApp
-from bot.publish import Publisher
-from bot.report import Report, render_markdown
-from bot.runner import run_checks
-from bot.snapshot import snapshot_from_checkout
+from bot.github.app import GitHubApp
+from bot.github.publish import Publisher
+from bot.report import rules
+from bot.report.render import Report, render_markdown
+from bot.report.runner import run_checks
+from bot.runtime.settings import Settings
 from bot.store.db import make_engine, migrate
 
 INSTALLATION = 1

@@ -9,9 +9,9 @@ import pytest
 from duplicates_helpers import PATCH, REGISTRY, REPO
 from github import Auth, Github
 
-from bot.github_app import InstallationClient
-from bot.reconcile import ReconcileError, reconcile
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
+from bot.github.app import InstallationClient
+from bot.repair.reconcile import ReconcileError, reconcile
 from bot.store.open_prs import (
     DatabaseIndex,
     apply_pull_request_event,

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.report import MARKER
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.report.render import MARKER
 from bot.testing.chaos import FAULTS, SLOW
 
 REPO = "acme/widgets"
 PRS = 4
-# PyGithub's retry (bot/github_app.py: total=5) per call, times the queue's attempts per job.
+# PyGithub's retry (bot/github/app.py: total=5) per call, times the queue's attempts per job.
 MAX_TRIES_PER_CALL = 6
 
 
 def _retries() -> float:
-    from bot.metrics import GITHUB_RETRIES
+    from bot.runtime.metrics import GITHUB_RETRIES
 
     return sum(
         s.value for m in GITHUB_RETRIES.collect() for s in m.samples if s.name.endswith("_total")
@@ -82,8 +82,8 @@ def test_a_read_is_retried_and_counted_a_write_is_left_to_the_job(github_server,
     import pytest
     from github import GithubException
 
-    from bot.config import Settings
-    from bot.github_app import GitHubApp
+    from bot.github.app import GitHubApp
+    from bot.runtime.settings import Settings
 
     gh = github_server
     gh.add_installation(INSTALLATION_ID, "acme")

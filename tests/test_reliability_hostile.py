@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from intake_helpers import SECRET, intake, signed_headers
 from schemathesis.core import NOT_SET
 
-from bot.payloads import PayloadRejected, load_json, validate_event
-from bot.webhooks import signature_for
+from bot.events.payloads import PayloadRejected, load_json, validate_event
+from bot.events.webhooks import signature_for
 
 FUZZ = settings(
     max_examples=30,

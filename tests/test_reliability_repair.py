@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.deliveries_repair import HookAttempt, choose_redeliveries, next_page_url, parse_attempts
-from bot.demo import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
-from bot.reconcile import reconcile
-from bot.repair import repair_deliveries, sweep_heads
-from bot.report import MARKER
-from bot.webhooks import HANDLED_ACTIONS
+from bot.cli.demo_stack import INSTALLATION_ID, WEBHOOK_SECRET, LocalStack, wait_for
+from bot.events.webhooks import HANDLED_ACTIONS
+from bot.repair.deliveries import HookAttempt, choose_redeliveries, next_page_url, parse_attempts
+from bot.repair.reconcile import reconcile
+from bot.repair.redeliver import repair_deliveries, sweep_heads
+from bot.report.render import MARKER
 
 REPO = "acme/widgets"
 DOWN = "http://127.0.0.1:9/webhooks/github"  # nothing listens on the discard port
@@ -97,7 +97,7 @@ def test_a_redelivery_that_keeps_failing_is_retried_a_bounded_number_of_times(st
 
 
 def test_pages_are_walked_by_cursor_and_bounded(stack, monkeypatch):
-    import bot.repair as repair
+    import bot.repair.redeliver as repair
     from bot.testing.app_hooks import HookDelivery
 
     hook = stack.github.hook
@@ -181,9 +181,9 @@ def test_listing_pages_are_parsed_defensively():
 
 def test_the_repair_job_reschedules_itself_before_it_works(stack, monkeypatch):
     """A run that fails (GitHub down) leaves the next one queued: the chain never ends."""
-    from bot.handlers.repair import repair
-    from bot.repair import JOB_KIND
+    from bot.repair.redeliver import JOB_KIND
     from bot.store.queue import Queue
+    from bot.worker.handlers.repair import repair
 
     gh = stack.github
     gh.configure_hook(DOWN, WEBHOOK_SECRET)
@@ -206,7 +206,7 @@ def test_the_repair_job_reschedules_itself_before_it_works(stack, monkeypatch):
 
 
 def test_a_refused_redelivery_is_counted_and_the_rest_go_on(stack, monkeypatch):
-    import bot.repair as repair
+    import bot.repair.redeliver as repair
 
     gh = stack.github
     gh.configure_hook(DOWN, WEBHOOK_SECRET)

@@ -1,4 +1,5 @@
-"""The repair's sweep of heads without a report (bot/repair.py over bot/head_sweeps.py), end
+"""The repair's sweep of heads without a report (bot/repair/redeliver.py over
+bot/repair/head_sweeps.py), end
 to end: a PR whose only pipeline job was dead-lettered gets its one comment after a sweep; a
 head that always fails is swept a bounded number of times, then gets one comment and a check
 run that say the run failed; never a second comment.
@@ -14,13 +15,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.demo import INSTALLATION_ID, LocalStack
-from bot.handlers.repair import failure_publisher
-from bot.head_sweeps import MAX_SWEEPS
-from bot.repair import sweep_heads
-from bot.report import MARKER, head_marker
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack
+from bot.repair.head_sweeps import MAX_SWEEPS
+from bot.repair.redeliver import sweep_heads
+from bot.report.render import MARKER, head_marker
 from bot.store.queue import Queue
 from bot.store.sweeps import sweep_count
+from bot.worker.handlers.repair import failure_publisher
 
 REPO = "acme/widgets"
 GIT = rf"^/{REPO}\.git/"

@@ -1,12 +1,12 @@
 import dataclasses
 import json
 
-from bot import rules
 from bot.checks import Section, Status, all_checks
 from bot.checks.base import Check
-from bot.report import MARKER, Report, render_markdown
-from bot.runner import run_checks
-from bot.snapshot import snapshot_from_checkout
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import MARKER, Report, render_markdown
+from bot.report.runner import run_checks
 
 
 def _snapshot(git_repo, title="Add feature"):
@@ -76,7 +76,7 @@ def test_summary_links_only_the_prs_its_findings_name(git_repo, check_context):
 
 
 def test_fail_outranks_error_in_the_status_and_the_summary_line():
-    from bot.report import render_summary_line
+    from bot.report.render import render_summary_line
 
     sections = [
         Section("duplicates", Status.ERROR, "check crashed: RecursionError"),
@@ -104,7 +104,7 @@ def test_every_summary_is_capped_however_it_is_set():
 
 
 def test_fair_shares_keep_small_sections_whole():
-    from bot.report import fair_shares
+    from bot.report.render import fair_shares
 
     assert fair_shares([100, 50_000, 2_000], 10_000) == [100, 7_900, 2_000]
     assert fair_shares([9_000, 9_000], 10_000) == [5_000, 5_000]
@@ -114,7 +114,7 @@ def test_fair_shares_keep_small_sections_whole():
 def test_a_check_that_rejects_a_file_or_runs_out_of_memory_is_an_error_section(
     git_repo, check_context
 ):
-    from bot.limits import InputRejected
+    from bot.core.limits import InputRejected
 
     def rejects(snapshot, rules_, context):
         raise InputRejected("vllm/big.py", "is 75.0 MB, over the 16.0 MB limit; not read")

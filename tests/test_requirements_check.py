@@ -6,13 +6,13 @@ import tarfile
 import pytest
 from requirements_helpers import COMPILED_HEADER, LAYOUT, WHEELS, rule_text
 
-from bot import rules as rules_module
 from bot.checks.base import CheckContext, MemoryCache, Status
 from bot.checks.requirements import CHECK, run
-from bot.report import Report, render_markdown
+from bot.core.snapshot import snapshot_from_checkout
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules as rules_module
+from bot.report.render import Report, render_markdown
 from bot.requirements.localwheels import write_index
-from bot.sandbox import SandboxRunner
-from bot.snapshot import snapshot_from_checkout
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from bot.core.snapshot import DirTree
 from bot.requirements.effective import (
     change_source,
     change_texts,
@@ -8,7 +9,6 @@ from bot.requirements.effective import (
     marker_environment,
 )
 from bot.requirements.graph import RequirementTree
-from bot.snapshot import DirTree
 
 CPU = (
     "-r common.txt\n"

@@ -1,13 +1,13 @@
 from pathlib import Path
 
-from bot.limits import MAX_REQUIREMENTS_BYTES
+from bot.core.limits import MAX_REQUIREMENTS_BYTES
+from bot.core.snapshot import DirTree
 from bot.requirements.graph import (
     MAX_CLOSURE_FILES,
     MAX_INCLUDE_DEPTH,
     RequirementTree,
     reverse_index,
 )
-from bot.snapshot import DirTree
 
 
 def write(root: Path, files: dict[str, str]) -> DirTree:

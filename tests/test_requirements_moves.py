@@ -1,13 +1,13 @@
 """A moved entry file is a move: vLLM 0.21 turned ``requirements/docs.txt`` (14 packages)
 into ``requirements/docs.in`` plus a compiled ``docs.txt``."""
 
-from bot import rules as rules_module
 from bot.checks.base import CheckContext, MemoryCache
 from bot.checks.requirements import run
-from bot.report import Report, render_markdown
+from bot.core.snapshot import ChangedFile, DirTree, snapshot_from_checkout
+from bot.report import rules as rules_module
+from bot.report.render import Report, render_markdown
 from bot.requirements.graph import RequirementTree
 from bot.requirements.moves import moved_from
-from bot.snapshot import ChangedFile, DirTree, snapshot_from_checkout
 
 DOCS = "".join(
     f"{name}\n"

@@ -4,6 +4,7 @@ import stat
 import pytest
 
 from bot.checks.base import MemoryCache
+from bot.local.sandbox import SandboxRunner
 from bot.requirements.localwheels import write_index
 from bot.requirements.resolve import (
     CACHE_NAMESPACE,
@@ -13,7 +14,6 @@ from bot.requirements.resolve import (
     network_cause,
     parse_pins,
 )
-from bot.sandbox import SandboxRunner
 
 PACKAGES = {
     "alpha": {"1.0": [], "2.0": []},
@@ -201,7 +201,7 @@ def test_missing_uv_binary_is_skipped(tmp_path):
 
 
 def test_resolver_for_takes_runner_caches_and_limits_from_context_and_rules(tmp_path):
-    from bot.check_types import CheckContext
+    from bot.core.sections import CheckContext
     from bot.requirements.config import RequirementsRules
     from bot.requirements.resolve import resolver_for
 

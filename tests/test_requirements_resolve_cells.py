@@ -1,9 +1,9 @@
 from pathlib import Path
 
+from bot.core.snapshot import DirTree
 from bot.requirements.effective import marker_environment
 from bot.requirements.graph import RequirementTree
 from bot.requirements.resolve_cells import flatten
-from bot.snapshot import DirTree
 
 
 def closure(tmp_path: Path, files: dict[str, str], entry: str, constraints=()):

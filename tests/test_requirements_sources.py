@@ -8,16 +8,16 @@ import threading
 
 import pytest
 
-from bot import rules as rules_module
 from bot.checks.base import CheckContext, MemoryCache
 from bot.checks.requirements import run
-from bot.report import Report, render_markdown
+from bot.core.snapshot import snapshot_from_checkout
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules as rules_module
+from bot.report.render import Report, render_markdown
 from bot.requirements.localwheels import write_index
 from bot.requirements.parser import OptionLine
 from bot.requirements.resolve import UvResolver, failure_cause, scrub_paths, uv_binary
 from bot.requirements.sources import SourcePolicy, refused_location
-from bot.sandbox import SandboxRunner
-from bot.snapshot import snapshot_from_checkout
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,12 @@
 """A changed requirement file that no platform's set reaches is still listed, with what
 reaches it: vLLM's ``requirements/kv_connectors.txt`` is installed by the Dockerfile only."""
 
-from bot import rules as rules_module
 from bot.checks.base import CheckContext, MemoryCache, Status
 from bot.checks.requirements import run
-from bot.report import Report, render_markdown
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules as rules_module
+from bot.report.render import Report, render_markdown
 from bot.requirements.unreached import MAX_UNREACHED
-from bot.snapshot import snapshot_from_checkout
 
 KV_BASE = (
     "lmcache >= 0.3.9\n"

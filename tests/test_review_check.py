@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from bot import rules
 from bot.checks import Section, Status, all_checks, get_check
-from bot.markdown import code_span
-from bot.report import Report, render_markdown
-from bot.runner import run_checks
-from bot.snapshot import snapshot_from_checkout
+from bot.core.markdown import code_span
+from bot.core.snapshot import snapshot_from_checkout
+from bot.report import rules
+from bot.report.render import Report, render_markdown
+from bot.report.runner import run_checks
 
 BACKEND = "vllm/v1/attention/backends/mla/swift_mla.py"
 BASE_BACKEND = '''"""SwiftMLA decode backend."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from review_helpers import flags, vllm_review_rules
 
-from bot.limits import InputRejected
+from bot.core.limits import InputRejected
 from bot.review.engine import NOT_REVIEWED, review_files
 from bot.review.source import ReviewedFile
 

@@ -1,6 +1,6 @@
 import pytest
 
-from bot import rules
+from bot.report import rules
 
 
 def test_builtin_rule_sets_are_valid():

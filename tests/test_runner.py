@@ -6,15 +6,15 @@ import dataclasses
 
 import pytest
 
-from bot import rules
 from bot.checks import Status, all_checks
-from bot.runner import (
+from bot.core.snapshot import GitTree, snapshot_from_checkout
+from bot.report import rules
+from bot.report.runner import (
     build_report,
     decide_trust,
     load_rules,
     rules_from_tree,
 )
-from bot.snapshot import GitTree, snapshot_from_checkout
 
 INVALID = "version: 1\nchecks:\n  duplicates:\n    no_such_key: 1\n"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.sandbox import SandboxRunner
+from bot.local.sandbox import SandboxRunner
 
 
 def test_secrets_are_not_in_the_child_environment(tmp_path, monkeypatch):

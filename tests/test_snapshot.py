@@ -1,4 +1,5 @@
-from bot.snapshot import ChangedFile, DirTree, path_matches, snapshot_from_checkout
+from bot.core.globs import path_matches
+from bot.core.snapshot import ChangedFile, DirTree, snapshot_from_checkout
 
 
 def test_snapshot_from_checkout_reads_both_sides_and_diff(git_repo):
@@ -82,7 +83,7 @@ def huge_module(megabytes: float = 8.5) -> str:
 def test_tree_readers_refuse_a_file_over_the_bound_and_keep_reading(git_repo):
     import pytest
 
-    from bot.limits import InputRejected
+    from bot.core.limits import InputRejected
 
     base = git_repo.commit({"small.py": "x = 1\n"})
     head = git_repo.commit({"vllm/big.py": huge_module(), "after.py": "y = 2\n"})
@@ -107,9 +108,9 @@ def test_tree_readers_refuse_a_file_over_the_bound_and_keep_reading(git_repo):
 def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(make_repo, check_context):
     from gendocs_helpers import REGISTRY, fixture_files
 
-    from bot import rules
     from bot.checks import Status, all_checks
-    from bot.runner import run_checks
+    from bot.report import rules
+    from bot.report.runner import run_checks
 
     repo = make_repo()
     base = repo.commit(fixture_files(), "base")
@@ -130,7 +131,7 @@ def test_a_huge_registry_is_a_finding_in_generated_docs_and_integration(make_rep
 
 
 def test_only_a_commit_names_its_content_for_caching(git_repo, tmp_path):
-    from bot.snapshot import GitTree
+    from bot.core.snapshot import GitTree
 
     sha = git_repo.commit({"a.txt": "a\n"})
     tree = GitTree(git_repo.path, sha)

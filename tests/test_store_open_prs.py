@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from duplicates_helpers import PATCH, REGISTRY, REPO
 
+from bot.core.snapshot import ChangedFile
 from bot.duplicates.features import build_features
 from bot.duplicates.records import FileChange, PRRow
 from bot.duplicates.scoring import ScoringConfig
-from bot.snapshot import ChangedFile
 from bot.store.open_prs import (
     DatabaseIndex,
     apply_pull_request_event,

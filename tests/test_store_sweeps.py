@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
-from bot.head_sweeps import SweepRecord
 from bot.store.queue import Queue
 from bot.store.schema import open_prs
 from bot.store.sweeps import (
+    SweepRecord,
     forget_sweeps,
     last_pipeline_error,
     pipeline_key,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bot.intake_writer import DeliveryWriter
+from bot.intake.writer import DeliveryWriter
 from bot.store import deliveries
 from bot.store.db import make_engine, migrate
 from bot.store.wal import DEFAULT_AUTOCHECKPOINT_PAGES, WalCheckpointer

@@ -100,9 +100,9 @@ def test_memory_error_under_the_worker_limit_is_the_checks_error_section(tmp_pat
     # A fresh interpreter, limited like a worker process, runs a check that allocates 8 GiB.
     script = """
 import sys
-from bot.supervisor import apply_memory_limit
+from bot.runtime.supervisor import apply_memory_limit
 from bot.checks.base import Check, CheckContext
-from bot.runner import run_check
+from bot.report.runner import run_check
 from types import SimpleNamespace
 
 apply_memory_limit(1024)

@@ -3,7 +3,7 @@ import urllib.parse
 
 import pytest
 
-from bot.webhooks import WebhookError, parse_delivery, signature_for, verify_signature
+from bot.events.webhooks import WebhookError, parse_delivery, signature_for, verify_signature
 
 SECRET = "s3cret"
 
@@ -70,7 +70,8 @@ def test_form_encoded_payload_is_accepted():
 
 
 def test_unhandled_events_and_actions():
-    # (pull_request.labeled is handled: a label may approve GPU jobs, bot/handlers/approve.py)
+    # (pull_request.labeled is handled: a label may approve GPU jobs,
+    # bot/worker/handlers/approve.py)
     for event, action in [
         ("push", None),
         ("pull_request", "unlabeled"),

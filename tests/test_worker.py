@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from bot.handlers.registry import on_job
 from bot.store.queue import Queue
-from bot.worker import Worker, start_worker_threads
+from bot.worker.handlers.registry import on_job
+from bot.worker.loop import Worker, start_worker_threads
 
 CALLS: list[dict] = []
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-from bot.report import MARKER
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.report.render import MARKER
 from bot.store.queue import Queue
 
 REPO = "acme/widgets"

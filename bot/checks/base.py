@@ -5,13 +5,13 @@ function of a snapshot, its rules and the shared context: no network I/O of its 
 needs from outside (uv, a sandboxed runner, the open-PR index) comes in through
 :class:`CheckContext`, so tests can hand in real local stand-ins.
 
-The shared types live in :mod:`bot.check_types` (re-exported here) so that logic packages
+The shared types live in :mod:`bot.core.sections` (re-exported here) so that logic packages
 need not import this package. The agreed place of a check's rule model (a
 :class:`CheckRules` subclass) is the ``config.py`` of the logic package the check drives
 (``bot/requirements/config.py``, ``bot/gendocs/config.py``, ``bot/review/config.py``,
 ``bot/duplicates/config.py``); a check without a package of its own (``changed_files``)
 keeps it in its module. Two are still to move, once the work in flight on them has landed:
-integration's (``bot/integration/rules.py``) and jobs' (``bot/checks/jobs.py``).
+integration's (``bot/integration/config.py``) and jobs' (``bot/checks/jobs.py``).
 tests/test_invariant_imports.py holds every check to this.
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.check_types import (
+from bot.core.sections import (
     MAX_SUMMARY_CHARS,
     STATUS_SEVERITY,
     Cache,
@@ -36,7 +36,7 @@ from bot.check_types import (
 )
 
 if TYPE_CHECKING:
-    from bot.snapshot import Snapshot
+    from bot.core.snapshot import Snapshot
 
 __all__ = [
     "MAX_SUMMARY_CHARS",

@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import Field
 
 from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
-from bot.snapshot import Snapshot, path_matches
+from bot.core.globs import path_matches
+from bot.core.snapshot import Snapshot
 
 
 class ChangedFilesRules(CheckRules):

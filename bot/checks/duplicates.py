@@ -8,13 +8,13 @@ section is skipped and says so.
 from __future__ import annotations
 
 from bot.checks.base import Check, CheckContext, Section, Status
+from bot.core.snapshot import Snapshot
 from bot.duplicates.config import DuplicatesRules
 from bot.duplicates.features import features_from_snapshot, is_bot
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
     Candidate,
 )
-from bot.snapshot import Snapshot
 
 
 def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Section:

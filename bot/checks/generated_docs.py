@@ -11,9 +11,9 @@ import logging
 from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
+from bot.core.snapshot import Snapshot
 from bot.gendocs.config import GeneratedDocsRules
 from bot.gendocs.suite import check_docs, run_hooks
-from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 

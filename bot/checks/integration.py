@@ -13,9 +13,9 @@ Everything is read through the snapshot; nothing is imported or run. The logic l
 from __future__ import annotations
 
 from bot.checks.base import Check, CheckContext, Section, Status, join_limited
+from bot.core.snapshot import Snapshot
 from bot.integration.checklist import Outcome, evaluate
-from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
-from bot.snapshot import Snapshot
+from bot.integration.config import Expectation, IntegrationRule, IntegrationRules
 
 __all__ = ["CHECK", "Expectation", "IntegrationRule", "IntegrationRules", "run"]
 

@@ -9,13 +9,14 @@ the CI engine and reading results back happen outside the check, in the jobs han
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from bot.checks.base import Check, CheckContext, CheckRules, Section, Status
+from bot.checks.base import Check, CheckContext, Section, Status
+from bot.core.globs import path_matches
+from bot.core.snapshot import Snapshot
 from bot.jobs.backends import backends_by_file, registered_backends
 from bot.jobs.buildkite_steps import load_steps
+from bot.jobs.config import HardwareRules, JobsRules, RegistryRules, StepFileRules
 from bot.jobs.hardware import Capability, backend_hardware
 from bot.jobs.selection import (
     BENCHMARK,
@@ -26,82 +27,10 @@ from bot.jobs.selection import (
     select_rule_jobs,
     select_steps,
 )
-from bot.snapshot import Snapshot, path_matches
 
 MAX_STEP_FILES = 200
 AWAITING_APPROVAL = "awaiting_approval"
 SELECTED = "selected"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class StepFileRules(_Strict):
-    # The repository's step files, read at base; their keys and devices are kept as they are.
-    files: list[str] = Field(default_factory=lambda: [".buildkite/test_areas/*.yaml"])
-    # prefix: vllm-project/ci-infra's current generator; substring: the older test-pipeline.
-    match: Literal["prefix", "substring"] = "prefix"
-    # What an empty source_file_dependencies list means (the two generators disagree).
-    empty_dependencies: Literal["nothing", "always"] = "nothing"
-    # Step keys (globs) prbot may choose as smoke jobs; nothing else in the pipeline.
-    candidates: list[str] = Field(default_factory=list)
-
-
-class PlatformRules(_Strict):
-    paths: list[str] = Field(min_length=1)
-    devices: list[str] = Field(min_length=1)
-
-
-class HardwareRules(_Strict):
-    # Compute capability -> the CI machine labels that have it ("10.0": [b200, b200-k8s]).
-    capabilities: dict[str, list[str]] = Field(default_factory=dict)
-    # Platforms known by their paths rather than a capability check (ROCm backends ask the
-    # platform at run time): a changed file under these paths runs on these machines only.
-    platforms: dict[str, PlatformRules] = Field(default_factory=dict)
-    # Where a changed file must declare its hardware for the choice to narrow.
-    scope: list[str] = Field(default_factory=list)
-    # Files in scope that carry no kernel code of their own (the registry).
-    neutral: list[str] = Field(default_factory=list)
-
-
-class RegistryRules(_Strict):
-    paths: list[str] = Field(default_factory=list)
-    enums: list[str] = Field(default_factory=list)
-
-
-class RuleJobRules(_Strict):
-    name: str
-    kind: Literal["gpu_smoke", "benchmark"]
-    hardware: str
-    engine: str = "buildkite"
-    run_if_changed: list[str] = Field(default_factory=list)
-    skip_if_only_changed: list[str] = Field(default_factory=list)
-    config: str | None = None
-    per_backend: bool = False
-    # The pipeline step that runs it (a benchmark step reads PRBOT_BENCHMARK_* from its env
-    # and uploads one results JSON per run); without one the job is shown, never dispatched.
-    step_key: str | None = None
-
-
-class BenchmarkRules(_Strict):
-    runs: int = Field(default=5, ge=2, le=50)  # per side, base and head
-    factor: float = Field(default=0.05, gt=0, lt=1)  # the smallest change called a change
-    alpha: float = Field(default=0.05, gt=0, lt=0.5)  # false-discovery rate across configs
-
-
-class JobsRules(CheckRules):
-    steps: StepFileRules | None = None
-    hardware: HardwareRules = Field(default_factory=HardwareRules)
-    registry: RegistryRules = Field(default_factory=RegistryRules)
-    jobs: list[RuleJobRules] = Field(default_factory=list)
-    benchmark: BenchmarkRules = Field(default_factory=BenchmarkRules)
-    # Labels that approve the PR's current head for GPU jobs when someone with write access
-    # adds them (like the approval command; a push needs the label added again).
-    approval_labels: list[str] = Field(default_factory=list)
-    # Teams ("org/slug") whose members' PRs dispatch GPU jobs without approval, like authors
-    # with write access.
-    trusted_teams: list[str] = Field(default_factory=list)
 
 
 def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:

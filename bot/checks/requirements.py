@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
+from bot.core.snapshot import Snapshot
 from bot.requirements.analysis import analyse
 from bot.requirements.config import RequirementsRules
 from bot.requirements.effective import SetDiff, change_source, change_texts
@@ -18,7 +19,6 @@ from bot.requirements.presentation import (
 )
 from bot.requirements.rows import Analysis, Row, StaleCompiled
 from bot.requirements.unreached import Unreached
-from bot.snapshot import Snapshot
 
 CHECK_NAME = "requirements"
 

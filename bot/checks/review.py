@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import Counter
 
 from bot.checks.base import Check, CheckContext, Section, Status
+from bot.core.globs import path_matches
+from bot.core.snapshot import ChangedFile, Snapshot
 from bot.review.config import ReviewRules
 from bot.review.engine import NOT_REVIEWED, LazyDeclared, review_files
 from bot.review.optional_import import declared_distributions
-from bot.snapshot import ChangedFile, Snapshot, path_matches
 
 # vLLM 0.33 has 40 requirement files; a head with thousands is not read past this many.
 MAX_REQUIREMENT_FILES = 200

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    from bot.logs import configure
+    from bot.runtime.logs import configure
 
     named = os.environ.get("PRBOT_LOG_LEVEL", "WARNING").strip().upper()
     level = (

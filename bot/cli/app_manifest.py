@@ -28,7 +28,7 @@ PERMISSIONS.update(
     {
         "contents": ("write", "the 'Apply fix' button pushes the fix commit (bot/fixes/push.py)"),
         "actions": ("write", "GPU jobs dispatched as workflow runs, and their runs read (bot/ci)"),
-        "members": ("read", "trust by team membership (bot/ci/flow.py)"),
+        "members": ("read", "trust by team membership (bot/worker/ci/flow.py)"),
     }
 )
 USED_ELSEWHERE = {"contents": "write", "actions": "write", "members": "read"}

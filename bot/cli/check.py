@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bot import rules, runner
 from bot.cli.check_pr import check_pull_request
 from bot.cli.check_report import FAILING, load_rules, report_and_exit
 from bot.cli.common import CliError, step
-from bot.gitrepo import GitError, resolve, run_git
-from bot.snapshot import GitTree, snapshot_from_checkout
+from bot.core.snapshot import GitTree, snapshot_from_checkout
+from bot.local.git import GitError, resolve, run_git
+from bot.report import rules, runner
 
 EXAMPLES = """\
 examples:

@@ -2,7 +2,7 @@
 
 Like ``danger pr URL``: the PR is read through the API (token from ``GITHUB_TOKEN`` or
 ``GH_TOKEN``, API from ``PRBOT_GITHUB_API_URL``), its base and head fetched into a local
-mirror under the data dir (bot/mirror.py, the service's own), and the same runner builds the
+mirror under the data dir (bot/local/mirror.py, the service's own), and the same runner builds the
 report. Trust is the author's association with the repository, as on the server, not the
 "you own this checkout" of a local run.
 """
@@ -14,13 +14,13 @@ import os
 import re
 from typing import Any
 
-from bot import runner
 from bot.cli.check_report import cli_data_dir, load_rules, report_and_exit
 from bot.cli.common import CliError, step
-from bot.gitrepo import GitError
-from bot.mirror import RepoMirror, StaleHead
-from bot.pulls import pull_summary
-from bot.snapshot import Snapshot, snapshot_from_pull
+from bot.core.snapshot import Snapshot, snapshot_from_pull
+from bot.github.pulls import pull_summary
+from bot.local.git import GitError
+from bot.local.mirror import RepoMirror, StaleHead
+from bot.report import runner
 
 _SPEC = re.compile(
     r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})#(?P<n>\d{1,9})$"

@@ -10,13 +10,13 @@ import os
 import tempfile
 from pathlib import Path
 
-from bot import rules, runner
 from bot.checks import CheckContext
 from bot.checks.base import STATUS_SEVERITY, MemoryCache, Status
 from bot.cli.common import CliError, progress
-from bot.report import render_markdown
-from bot.runner import LoadedRules
-from bot.sandbox import SandboxRunner
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules, runner
+from bot.report.render import render_markdown
+from bot.report.runner import LoadedRules
 
 # --fail-on LEVEL: exit 1 when any section is at least this bad. `error` counts as failing:
 # a check that could not run is never a pass.
@@ -75,7 +75,7 @@ def cli_data_dir() -> Path:
     return Path(os.environ.get("PRBOT_DATA_DIR", "").strip() or Path.home() / ".cache" / "prbot")
 
 
-def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.check_types.Cache or None
+def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.core.sections.Cache or None
     """uv resolutions kept between runs, as the service keeps them in its database."""
     if no_cache:
         return None, None
@@ -90,7 +90,7 @@ def result_cache(no_cache: bool):  # noqa: ANN201 - a bot.check_types.Cache or N
 
 def report_and_exit(
     args: argparse.Namespace, snapshot, loaded: LoadedRules, *, html_base: str | None = None
-) -> int:  # noqa: ANN001 - a bot.snapshot.Snapshot
+) -> int:  # noqa: ANN001 - a bot.core.snapshot.Snapshot
     """Run the checks on ``snapshot`` (closing it), print the report, and say how to exit."""
     cache, uv_cache_dir = result_cache(args.no_cache)
     open_prs = open_prs_from_file(args.open_prs) if args.open_prs else None

@@ -126,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(root: Path, timeout: float) -> int:
-    from bot.demo import INSTALLATION_ID, LocalStack, wait_for
-    from bot.report import MARKER
+    from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+    from bot.report.render import MARKER
 
     with step("starting the local GitHub test server and prbot (SQLite, in-process worker)"):
         stack = LocalStack(root / "stack", buildkite=True).start()
@@ -189,8 +189,8 @@ def _run(root: Path, timeout: float) -> int:
 def _gpu_jobs(stack, number: int, timeout: float) -> dict | None:  # noqa: ANN001
     """A maintainer approves the head (`/ci run`); prbot dispatches to the local Buildkite,
     whose agents finish the jobs (the head's benchmark 10% slower) and send signed webhooks."""
-    from bot.demo import finish_gpu_jobs, wait_for
-    from bot.report import MARKER
+    from bot.cli.demo_stack import finish_gpu_jobs, wait_for
+    from bot.report.render import MARKER
 
     gh, bk = stack.github, stack.buildkite
     gh.set_permission(REPO, "maintainer", "write")

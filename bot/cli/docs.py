@@ -9,15 +9,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot import rules, runner
 from bot.checks.generated_docs import summarize
 from bot.cli.common import CliError, progress
+from bot.core.snapshot import DirTree
 from bot.gendocs.config import GeneratedDocsRules
 from bot.gendocs.doc_check import DocResult
 from bot.gendocs.hooks import HookResult
 from bot.gendocs.suite import check_docs, run_hooks
-from bot.sandbox import SandboxRunner
-from bot.snapshot import DirTree
+from bot.local.sandbox import SandboxRunner
+from bot.report import rules, runner
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -7,13 +7,13 @@ import json
 import sys
 from typing import Any
 
-from bot import rules, runner
 from bot.cli.common import CliError, progress
+from bot.core.markdown import code_span, escape_text
 from bot.duplicates.clusters import clusters
 from bot.duplicates.export import ExportError, index_from_records, load_export
 from bot.duplicates.records import RecordProblem
 from bot.duplicates.scoring import LIKELY_DUPLICATE, SWEEP_MIN_SCORE
-from bot.markdown import code_span, escape_text
+from bot.report import rules, runner
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from bot.cli.common import CliError
-from bot.webhooks import signature_for
+from bot.events.webhooks import signature_for
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

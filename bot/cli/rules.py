@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from bot import rules
 from bot.cli.common import CliError
+from bot.report import rules
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -9,7 +9,7 @@ import threading
 import uvicorn
 
 from bot.cli.common import CliError, progress
-from bot.config import ConfigError, Settings
+from bot.runtime.settings import ConfigError, Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,9 +66,9 @@ def _service(args: argparse.Namespace, *, github: bool = True):  # noqa: ANN202
 def run_serve(args: argparse.Namespace) -> int:
     import shutil
 
-    from bot import metrics
-    from bot.httpserver import uvicorn_config
-    from bot.supervisor import WorkerSupervisor, worker_command, worker_environment
+    from bot.intake.httpserver import uvicorn_config
+    from bot.runtime import metrics
+    from bot.runtime.supervisor import WorkerSupervisor, worker_command, worker_environment
 
     # The App key is checked here (one line, exit 2) when this process starts workers, so a
     # bad key never leaves a supervisor restarting workers that cannot start; intake alone
@@ -124,7 +124,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from bot.supervisor import (
+    from bot.runtime.supervisor import (
         apply_memory_limit,
         die_with_supervisor,
         lower_priority_if_supervised,
@@ -140,12 +140,12 @@ def run_worker(args: argparse.Namespace) -> int:
     apply_memory_limit(service.settings.worker_memory_mb)
     threads = args.threads or service.settings.worker_threads
     if service.app is not None and service.settings.repair_interval > 0:
-        # On start: what GitHub could not deliver while no worker ran (bot/repair.py).
-        from bot.handlers.repair import schedule_repair
+        # On start: what GitHub could not deliver while no worker ran (bot/repair/redeliver.py).
+        from bot.worker.handlers.repair import schedule_repair
 
         schedule_repair(service.queue(), {}, 0)
     progress(f"worker started ({threads} thread{'s' if threads != 1 else ''})")
-    from bot.worker import start_worker_threads
+    from bot.worker.loop import start_worker_threads
 
     for thread in start_worker_threads(service.worker, service.queue(), threads, stop):
         while thread.is_alive():

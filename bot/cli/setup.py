@@ -28,7 +28,7 @@ import httpx
 
 from bot.cli.app_manifest import check_webhook_url, manifest
 from bot.cli.common import CliError, progress
-from bot.config import DEFAULT_API_URL, ConfigError, load_private_key
+from bot.runtime.settings import DEFAULT_API_URL, ConfigError, load_private_key
 
 DEFAULT_WEB_URL = "https://github.com"
 CODE = re.compile(r"[A-Za-z0-9_-]{1,100}")

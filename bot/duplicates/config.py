@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from bot.check_types import CheckRules
+from bot.core.sections import CheckRules
 from bot.duplicates.scoring import DEFAULT_HOT_PATHS, ScoringConfig
 
 

@@ -31,7 +31,7 @@ from bot.duplicates.text import (
 )
 
 if TYPE_CHECKING:
-    from bot.snapshot import Snapshot
+    from bot.core.snapshot import Snapshot
 
 # Title words count this many times in the combined text; the title also has its own signal.
 TITLE_WEIGHT = 1

@@ -7,8 +7,8 @@ fetched with GraphQL, many PRs per call. PRs the listing no longer shows are clo
 
 GraphQL gives paths and line counts but no patches, so such rows have no hunks or added
 identifiers until the PR's next ``synchronize`` event brings its diff. The calls are made by
-``bot.github_app.InstallationClient`` and the rows written by ``bot.store.open_prs``; the
-thin loop joining them is ``bot.reconcile``.
+``bot.github.app.InstallationClient`` and the rows written by ``bot.store.open_prs``; the
+thin loop joining them is ``bot.repair.reconcile``.
 """
 
 from __future__ import annotations

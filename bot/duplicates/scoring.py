@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from bot.core.globs import path_matches
 from bot.duplicates.code import METHOD_PREFIX, display_name
 from bot.duplicates.evidence import Evidence, evidence_rank
 from bot.duplicates.features import PRFeatures
 from bot.duplicates.similarity import CorpusStats, QueryVector
 from bot.duplicates.text import is_revert
-from bot.snapshot import path_matches
 
 LIKELY_DUPLICATE = "likely_duplicate"
 OVERLAP = "overlap"

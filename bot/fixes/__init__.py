@@ -5,5 +5,5 @@
 - :mod:`bot.fixes.push`: the commit, built in the mirror from exactly those patches, and the
   push over git (the adapter).
 
-The handlers are bot/handlers/fix.py (``/prbot fix``, the "Apply fix" button, the job).
+The handlers are bot/worker/handlers/fix.py (``/prbot fix``, the "Apply fix" button, the job).
 """

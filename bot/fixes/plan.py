@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.markdown import code_block, code_span, escape_text, truncate_markdown
+from bot.core.markdown import code_block, code_span, escape_text, truncate_markdown
 
 # The check run's button (GitHub caps label at 20, description at 40, identifier at 20).
 FIX_ACTION = {

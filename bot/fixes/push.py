@@ -17,10 +17,10 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.childenv import allowlisted_environment
 from bot.fixes.plan import FilePatch
-from bot.gitrepo import GIT_BASE_ENV, GitError, auth_env, run_git
-from bot.mirror import FETCH_ENV
+from bot.local.childenv import allowlisted_environment
+from bot.local.git import GIT_BASE_ENV, GitError, auth_env, run_git
+from bot.local.mirror import FETCH_ENV
 
 PUSH_TIMEOUT = 120.0
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.check_types import CheckRules
+from bot.core.sections import CheckRules
 
 DEFAULT_FIX_COMMAND = "uv run prbot docs --repo . --write"
 

@@ -14,7 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.check_types import Cache, CommandRunner
+from bot.core.globs import path_matches
+from bot.core.limits import MAX_DOC_BYTES, InputRejected, check_size
+from bot.core.sections import Cache, CommandRunner
+from bot.core.snapshot import TreeReader
 from bot.gendocs.config import DocRule
 from bot.gendocs.doc_diff import (
     block_table_texts,
@@ -36,8 +39,6 @@ from bot.gendocs.tables import (
     find_region,
     parse_text_table,
 )
-from bot.limits import MAX_DOC_BYTES, InputRejected, check_size
-from bot.snapshot import TreeReader, path_matches
 
 MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
 log = logging.getLogger(__name__)

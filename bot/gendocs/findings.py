@@ -10,14 +10,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.check_types import Cache
+from bot.core.sections import Cache
+from bot.core.snapshot import TreeReader
 from bot.gendocs.attention_sources import extract
 from bot.gendocs.config import DocRule
 from bot.gendocs.patch import unified_patch
 from bot.gendocs.render import render_tables
 from bot.gendocs.source import Problem, SourceTree, SplitsProblems
 from bot.gendocs.tables import CellDiff
-from bot.snapshot import TreeReader
 
 
 @dataclass

@@ -3,7 +3,7 @@
 The generator comes from the PR's *base* revision and runs against a copy of the *head*
 tree, so a PR cannot choose the code that judges it; a trusted author's changed generator
 runs instead. It runs under a bare interpreter (``python -I -S``: no site-packages, no
-``PYTHON*`` variables) through :class:`bot.sandbox.SandboxRunner` (scrubbed environment,
+``PYTHON*`` variables) through :class:`bot.local.sandbox.SandboxRunner` (scrubbed environment,
 timeout, CPU and memory limits). vLLM's generators read the source with ``ast`` and import
 nothing but the standard library, so that is enough; one that needs more fails, and the
 doc is reported as not verified, with the reason.
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bot.check_types import Cache, CommandRunner
+from bot.core.limits import MAX_DOC_BYTES, InputRejected, check_size
+from bot.core.sections import Cache, CommandRunner
+from bot.core.snapshot import TreeReader
 from bot.gendocs.config import DocGenerator, DocRule
-from bot.gitrepo import GitError
-from bot.limits import MAX_DOC_BYTES, InputRejected, check_size
-from bot.snapshot import TreeReader
+from bot.local.git import GitError
 
 STAND_IN = Path(__file__).with_name("mkdocs_stand_in.py")
 # Inside the sandbox copy, so an unprivileged sandbox user can write there.

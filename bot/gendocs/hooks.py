@@ -2,7 +2,7 @@
 
 The command runs in a temporary copy of the head tree, with the *base* revision's copy of
 the generator unless the PR's author is trusted (a PR must not get its own code run just
-by editing the generator). The runner (``bot.sandbox.SandboxRunner``) scrubs the
+by editing the generator). The runner (``bot.local.sandbox.SandboxRunner``) scrubs the
 environment and applies the timeout and the CPU and memory limits.
 """
 
@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.check_types import CommandRunner
+from bot.core.globs import path_matches
+from bot.core.sections import CommandRunner
+from bot.core.snapshot import TreeReader
 from bot.gendocs.config import HookRule
 from bot.gendocs.patch import unified_patch
 from bot.gendocs.source import Problem, SplitsProblems
 from bot.gendocs.tables import MISSING, CellDiff
-from bot.gitrepo import GitError
-from bot.snapshot import TreeReader, path_matches
+from bot.local.git import GitError
 
 # Line differences shown per output; the patch carries all of them.
 MAX_LINE_CELLS = 20

@@ -15,8 +15,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
 
+from bot.core.paths import templates_dir
 from bot.gendocs.attention_sources import AttentionModel
-from bot.paths import templates_dir
 
 DEFAULT_TEMPLATE = "gendocs/attention_backends.md.j2"
 

@@ -1,6 +1,6 @@
 """Python sources read as syntax trees, never imported: one parse per file, problems kept.
 
-The extractors read a repository revision through a :class:`~bot.snapshot.TreeReader`, so
+The extractors read a repository revision through a :class:`~bot.core.snapshot.TreeReader`, so
 the same code serves a git revision (PR mode) and a working directory (``prbot docs``).
 """
 
@@ -11,7 +11,7 @@ import gc
 from collections import deque
 from dataclasses import dataclass, field
 
-from bot.snapshot import TreeReader
+from bot.core.snapshot import TreeReader
 
 # Fields that hold nested statements (or handlers / match cases that hold statements).
 _STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.check_types import Cache, CommandRunner
+from bot.core.sections import Cache, CommandRunner
+from bot.core.snapshot import TreeReader
 from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
 from bot.gendocs.doc_check import DocResult, check_doc
 from bot.gendocs.hooks import HookResult, run_hook
 from bot.gendocs.render import TemplateError
-from bot.snapshot import TreeReader
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The integration checklist's own logic: pure functions over trees and parsed sources.
 
 ``bot.checks.integration`` is the thin check on top. The pieces, one module each:
-:mod:`~bot.integration.rules` (the rule model), :mod:`~bot.integration.checklist` (the
+:mod:`~bot.integration.config` (the rule model), :mod:`~bot.integration.checklist` (the
 symbol rules and the run), :mod:`~bot.integration.headfiles` (the head's files, read once,
 and the outcome), :mod:`~bot.integration.entries` (the real entries of a file: Python names
 and strings, YAML keys and values, never comments), :mod:`~bot.integration.aliases` (names a

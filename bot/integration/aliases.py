@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from bot.core.limits import MAX_AST_NODES, InputRejected, parse_python, walk
 from bot.integration.entries import dotted
-from bot.limits import MAX_AST_NODES, InputRejected, parse_python, walk
 
 
 def _names_in(node: ast.AST, path: str, budget: list[int]) -> set[str]:
@@ -33,7 +33,7 @@ def _names_in(node: ast.AST, path: str, budget: list[int]) -> set[str]:
 def name_tables(path: str, text: str) -> list[tuple[str, frozenset[str]]]:
     """(key, names its value holds) for every entry of every table of names in ``text``:
     dict literals keyed by strings, not counting the dicts that are their entries' settings.
-    Raises :class:`~bot.limits.InputRejected`."""
+    Raises :class:`~bot.core.limits.InputRejected`."""
     tree = parse_python(text, path)
     rows: list[tuple[str, frozenset[str]]] = []
     budget = [MAX_AST_NODES]
@@ -59,6 +59,6 @@ def aliases_from_tables(
 
 def aliases_in_source(path: str, text: str, targets: dict[str, set[str]]) -> dict[str, set[str]]:
     """For each symbol of ``targets`` (symbol -> the names that stand for it), the dict keys
-    in ``text`` whose values name it. Raises :class:`~bot.limits.InputRejected`."""
+    in ``text`` whose values name it. Raises :class:`~bot.core.limits.InputRejected`."""
     tables = name_tables(path, text)
     return {symbol: aliases_from_tables(tables, symbol, names) for symbol, names in targets.items()}

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.check_types import Cache
+from bot.core.sections import Cache
+from bot.core.snapshot import Snapshot
 from bot.integration.aliases import aliases_from_tables
+from bot.integration.config import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.dependencies import check_imports
 from bot.integration.distributions import declared_distributions
 from bot.integration.headfiles import HeadFiles, Outcome, looked_in, new_finding
 from bot.integration.opt_in import opt_in_reason
-from bot.integration.rules import Expectation, IntegrationRule, IntegrationRules
 from bot.integration.symbols import NewSymbol, new_symbols
-from bot.snapshot import Snapshot
 
 __all__ = ["HeadFiles", "Outcome", "evaluate", "is_wired"]
 

@@ -13,7 +13,11 @@ import sys
 
 from packaging.utils import canonicalize_name
 
-from bot.check_types import Cache
+from bot.core.globs import path_matches
+from bot.core.limits import InputRejected
+from bot.core.sections import Cache
+from bot.core.snapshot import Snapshot
+from bot.integration.config import Expectation, IntegrationRule
 from bot.integration.distributions import Declared, declared_as, declared_distributions
 from bot.integration.headfiles import HeadFiles, Outcome, looked_in, new_finding, read_or_note
 from bot.integration.imports import (
@@ -24,9 +28,6 @@ from bot.integration.imports import (
 )
 from bot.integration.installs import installs_in_files
 from bot.integration.probes import probed_in_tree
-from bot.integration.rules import Expectation, IntegrationRule
-from bot.limits import InputRejected
-from bot.snapshot import Snapshot, path_matches
 
 _BASE_IMPORTS = "integration-base-imports"
 _HEAD_PROBES = "integration-head-probes"

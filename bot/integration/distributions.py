@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
-from bot.limits import (
+from bot.core.limits import (
     MAX_REQUIREMENTS_BYTES,
     InputRejected,
     check_size,

@@ -3,7 +3,7 @@
 A backend named only in a comment (``#   CuTe DSL: tokenspeed``) is not configured, so the
 checklist matches entries, not text: in Python the names, attribute chains (``Enum.X``),
 definitions and strings other than docstrings; in YAML and JSON the keys and scalar values;
-elsewhere the lines that are not comments. Every parse is bounded (``bot.limits``).
+elsewhere the lines that are not comments. Every parse is bounded (``bot.core.limits``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,14 @@ from typing import Any
 
 import yaml
 
-from bot.limits import MAX_AST_NODES, MAX_YAML_BYTES, InputRejected, check_size, parse_python, walk
+from bot.core.limits import (
+    MAX_AST_NODES,
+    MAX_YAML_BYTES,
+    InputRejected,
+    check_size,
+    parse_python,
+    walk,
+)
 
 _YAML_SUFFIXES = (".yaml", ".yml", ".json")
 _LINE_COMMENTS = ("#", "//")
@@ -23,7 +30,7 @@ _LINE_COMMENTS = ("#", "//")
 def file_entries(path: str, text: str) -> frozenset[str]:
     """Every entry of ``text`` read as the kind of file ``path`` names.
 
-    Raises :class:`~bot.limits.InputRejected` when the file is too big or does not parse.
+    Raises :class:`~bot.core.limits.InputRejected` when the file is too big or does not parse.
     """
     if path.endswith((".py", ".pyi")):
         return frozenset(python_entries(path, text))

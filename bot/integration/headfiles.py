@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.core.globs import path_matches
+from bot.core.limits import InputRejected
+from bot.core.snapshot import TreeReader
 from bot.integration.aliases import name_tables
+from bot.integration.config import Expectation, IntegrationRule
 from bot.integration.entries import file_entries
-from bot.integration.rules import Expectation, IntegrationRule
-from bot.limits import InputRejected
-from bot.snapshot import TreeReader, path_matches
 
 MAX_MISSING_PATHS = 10
 

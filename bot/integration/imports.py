@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.core.limits import MAX_AST_NODES, InputRejected, parse_python
+from bot.core.snapshot import TreeReader
 from bot.integration.entries import dotted
-from bot.limits import MAX_AST_NODES, InputRejected, parse_python
-from bot.snapshot import TreeReader
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
@@ -128,7 +128,7 @@ def _block(statements: list[ast.stmt], guard: str | None) -> list[tuple[ast.AST,
 
 def imports_in(path: str, text: str) -> list[ImportSite]:
     """Every absolute import in a Python file, with its guard. Relative imports are the
-    package's own. Raises :class:`~bot.limits.InputRejected` on a bound or a parse error."""
+    package's own. Raises :class:`~bot.core.limits.InputRejected` on a bound or a parse error."""
     tree = parse_python(text, path)
     lines = text.splitlines()
     sites: list[ImportSite] = []
@@ -178,7 +178,7 @@ def imports_in(path: str, text: str) -> list[ImportSite]:
 
 def top_level_imports(path: str, text: str) -> list[str]:
     """The modules a file imports in its own top-level statements: what it needs to load
-    at all. Raises :class:`~bot.limits.InputRejected`."""
+    at all. Raises :class:`~bot.core.limits.InputRejected`."""
     modules = []
     for node in parse_python(text, path).body:
         if isinstance(node, ast.Import):

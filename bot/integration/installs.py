@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.limits import MAX_INSTALL_SCRIPTS, MAX_REQUIREMENTS_BYTES, InputRejected, check_size
+from bot.core.limits import MAX_INSTALL_SCRIPTS, MAX_REQUIREMENTS_BYTES, InputRejected, check_size
 from bot.requirements.parser import (
     URL_LIKE,
     RequirementLine,
@@ -171,7 +171,7 @@ def _named(argument: str) -> str | None:
 def installs_in(path: str, text: str) -> list[Install]:
     """Every named distribution the install commands of one file install.
 
-    Raises :class:`~bot.limits.InputRejected` when the file is over the size bound.
+    Raises :class:`~bot.core.limits.InputRejected` when the file is over the size bound.
     """
     check_size(path, text, MAX_REQUIREMENTS_BYTES, "an install script")
     found: list[Install] = []

@@ -24,9 +24,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from bot.integration.config import OptIn
 from bot.integration.distributions import Declared, declared_as, declared_by_default
 from bot.integration.probes import module_path, probes_needed_by
-from bot.integration.rules import OptIn
 from bot.integration.symbols import NewSymbol
 
 

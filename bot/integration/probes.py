@@ -13,7 +13,7 @@ in some installs, which is what an optional dependency is. Two uses:
 
 A probe is a call of a function named ``find_spec`` (or of a function of the same file
 that passes its first parameter to ``find_spec``) whose first argument is a string
-literal. Every parse is bounded (``bot.limits``).
+literal. Every parse is bounded (``bot.core.limits``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.core.limits import InputRejected, parse_python, walk
 from bot.integration.entries import dotted
-from bot.limits import InputRejected, parse_python, walk
 
 # The first-party modules a registry member's module imports names from, read to find the
 # probes those names reach (one hop: vllm/v1/attention/backends/b12x.py -> vllm/utils/b12x).
@@ -103,7 +103,7 @@ def _defined_names(node: ast.stmt) -> list[str]:
 
 
 def module_probes(path: str, text: str) -> ModuleProbes:
-    """Every probe of a Python file. Raises :class:`~bot.limits.InputRejected`."""
+    """Every probe of a Python file. Raises :class:`~bot.core.limits.InputRejected`."""
     tree = parse_python(text, path)
     wrappers = _probe_wrappers(tree, path)
     result = ModuleProbes()

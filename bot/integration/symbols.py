@@ -6,9 +6,10 @@ import ast
 import re
 from dataclasses import dataclass
 
-from bot.integration.rules import IntegrationRule
-from bot.limits import InputRejected, parse_python, walk
-from bot.snapshot import Snapshot, path_matches
+from bot.core.globs import path_matches
+from bot.core.limits import InputRejected, parse_python, walk
+from bot.core.snapshot import Snapshot
+from bot.integration.config import IntegrationRule
 
 
 @dataclass(frozen=True)

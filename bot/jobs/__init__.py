@@ -3,5 +3,5 @@
 Logic over data: reading CI step files and benchmark results, selecting jobs, planning their
 dispatch, comparing base and head, redrawing the report's section from job records; the
 engine protocol (``engines``) and Buildkite's REST client and webhook checks. The database,
-GitHub and the handlers' steps sit at the edges, in ``bot.ci``.
+GitHub and the handlers' steps sit at the edges, in ``bot.worker.ci``.
 """

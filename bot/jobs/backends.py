@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.limits import InputRejected, parse_python
+from bot.core.limits import InputRejected, parse_python
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Literal
 
 import yaml
 
-from bot.limits import MAX_YAML_BYTES, InputRejected, check_size
+from bot.core.limits import MAX_YAML_BYTES, InputRejected, check_size
 
 MatchMode = Literal["prefix", "substring"]
 EmptyMeans = Literal["nothing", "always"]

@@ -17,7 +17,7 @@ import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.limits import InputRejected, parse_python, walk
+from bot.core.limits import InputRejected, parse_python, walk
 
 METHOD = "supports_compute_capability"
 

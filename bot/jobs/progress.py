@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.check_types import Section, Status
+from bot.core.sections import Section, Status
 from bot.jobs.benchmark_results import samples_from_runs
 from bot.jobs.compare import FAILED, IMPROVEMENT, INCONCLUSIVE, REGRESSION, compare
 from bot.jobs.records import ACTIVE, JobRecord

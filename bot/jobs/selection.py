@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from bot.core.globs import path_matches
 from bot.jobs.buildkite_steps import CiStep, EmptyMeans, MatchMode, matching_evidence
-from bot.snapshot import path_matches
 
 GPU_SMOKE = "gpu_smoke"
 BENCHMARK = "benchmark"

@@ -8,9 +8,11 @@ import tarfile
 from collections.abc import Iterable
 from typing import Any
 
-from bot.check_types import CheckContext
+from bot.core.globs import path_matches
+from bot.core.sections import CheckContext
+from bot.core.snapshot import Snapshot
 from bot.gendocs.patch import unified_patch
-from bot.gitrepo import GitError
+from bot.local.git import GitError
 from bot.requirements.compiled import CompiledFile, compiled_sources, find_compiled
 from bot.requirements.config import RequirementsRules
 from bot.requirements.consistency import PinConflict, pin_conflicts
@@ -29,7 +31,6 @@ from bot.requirements.rows import Analysis, Row, StaleCompiled
 from bot.requirements.sources import SourcePolicy
 from bot.requirements.staleness import judge_in_trees
 from bot.requirements.unreached import unreached_files
-from bot.snapshot import Snapshot, path_matches
 
 _REQUIREMENT_SUFFIXES = (".txt", ".in", ".toml")
 

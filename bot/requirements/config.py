@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot.check_types import CheckRules
+from bot.core.sections import CheckRules
 
 # uv's --python-platform for the architectures it knows; others must be declared per target
 # (or set to null, which skips resolution for that architecture with a reason).

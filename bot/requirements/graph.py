@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.limits import MAX_REQUIREMENTS_BYTES, InputRejected, check_size
+from bot.core.limits import MAX_REQUIREMENTS_BYTES, InputRejected, check_size
 from bot.requirements.parser import (
     IncludeLine,
     OptionLine,

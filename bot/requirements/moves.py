@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bot.core.snapshot import ChangedFile
 from bot.requirements.graph import RequirementTree
-from bot.snapshot import ChangedFile
 
 _REQUIREMENT_SUFFIXES = (".txt", ".in")
 # Share of package names two files must have in common to be one file moved (Jaccard).

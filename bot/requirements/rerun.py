@@ -17,7 +17,8 @@ import tarfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from bot.check_types import CommandRunner
+from bot.core.sections import CommandRunner
+from bot.core.snapshot import TreeReader
 from bot.requirements.compiled import (
     FILE_OPTIONS,
     OUTPUT_OPTIONS,
@@ -28,7 +29,6 @@ from bot.requirements.graph import RequirementTree
 from bot.requirements.parser import OptionLine, include_target
 from bot.requirements.resolve import failure_cause, scrub_paths
 from bot.requirements.sources import SourcePolicy
-from bot.snapshot import TreeReader
 
 # Header options that only steer the resolution: passed on as they are.
 _PLAIN_VALUE_OPTIONS = {

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from bot.check_types import Cache, CheckContext, CommandRunner
+    from bot.core.sections import Cache, CheckContext, CommandRunner
     from bot.requirements.config import RequirementsRules
 
 log = logging.getLogger(__name__)

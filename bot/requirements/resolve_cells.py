@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot.check_types import CheckContext
+from bot.core.sections import CheckContext
 from bot.requirements.config import RequirementsRules
 from bot.requirements.effective import applies, marker_environment
 from bot.requirements.graph import Closure

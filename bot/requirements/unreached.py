@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.limits import MAX_REQUIREMENTS_BYTES
+from bot.core.globs import path_matches
+from bot.core.limits import MAX_REQUIREMENTS_BYTES
 from bot.requirements.compiled import parse_compiled_header
 from bot.requirements.effective import SetDiff, diff_sets, effective_set
 from bot.requirements.graph import RequirementTree
-from bot.snapshot import path_matches
 
 # Bounds: a PR controls how many files change and how large the searched files are.
 MAX_UNREACHED = 50  # files listed; the rest are counted

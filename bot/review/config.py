@@ -10,7 +10,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.check_types import CheckRules
+from bot.core.sections import CheckRules
 
 
 def _compiles(value: str) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 
-from bot.limits import InputRejected
+from bot.core.limits import InputRejected
 from bot.review import capability, dimensions, lazy_cache, optional_import, unbounded_cache
 from bot.review.config import ReviewRules
 from bot.review.source import Flag, ReviewedFile

@@ -15,7 +15,7 @@ from collections.abc import Container, Iterable
 
 from packaging.utils import canonicalize_name
 
-from bot.limits import (
+from bot.core.limits import (
     MAX_PYTHON_SOURCE_BYTES,
     MAX_REQUIREMENTS_BYTES,
     InputRejected,

@@ -1,6 +1,6 @@
 """One head file as the review patterns read it: its AST, scopes, changed lines and waivers.
 
-The tree comes from :func:`bot.limits.parse_python` and is walked once, iteratively and
+The tree comes from :func:`bot.core.limits.parse_python` and is walked once, iteratively and
 bounded, to record each node's enclosing function and class. Patterns then look at nodes
 by type, never recursing themselves, so deep or enormous code costs one bounded pass.
 """
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.limits import InputRejected, parse_python, walk
+from bot.core.limits import InputRejected, parse_python, walk
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # "# prbot: ignore[lazy-cache]" or "# prbot: ignore[lazy-cache, unbounded-cache]".
@@ -70,7 +70,8 @@ class ReviewedFile:
 
     @classmethod
     def parse(cls, path: str, source: str, added: Iterable[int], *, max_nodes: int) -> ReviewedFile:
-        """Parse and index ``source``; raises :class:`bot.limits.InputRejected` on bad input."""
+        """Parse and index ``source``; raises :class:`bot.core.limits.InputRejected` on bad
+        input."""
         tree = parse_python(source, path)
         reviewed = cls(path, tree, source.splitlines(), frozenset(added), budget=4 * max_nodes)
         reviewed._index(max_nodes)
@@ -79,7 +80,7 @@ class ReviewedFile:
     def _index(self, max_nodes: int) -> None:
         """One iterative pass: each node's type and enclosing function and class.
 
-        The same bound as :func:`bot.limits.walk`, written out so a node's children are
+        The same bound as :func:`bot.core.limits.walk`, written out so a node's children are
         listed once (they carry the scope down); ``Load``/``Store`` markers are shared
         singletons with nothing to say and are skipped.
         """
@@ -126,7 +127,7 @@ class ReviewedFile:
     def descendants(self, node: ast.AST) -> list[ast.AST]:
         """Nodes under ``node`` (itself included), through the bounded walk.
 
-        Raises :class:`bot.limits.InputRejected` once the file's re-walk budget is spent.
+        Raises :class:`bot.core.limits.InputRejected` once the file's re-walk budget is spent.
         """
         found = list(walk(node, self.path, limit=max(self.budget, 0)))
         self.budget -= len(found)

@@ -1,6 +1,6 @@
 """Dispatched GPU jobs, head approvals and full reports, on SQLite and PostgreSQL.
 
-Dispatch is idempotent by construction, as ``bot.publish`` effects are: a record is
+Dispatch is idempotent by construction, as ``bot.github.publish`` effects are: a record is
 *claimed* (inserted, or moved from attempt ``n - 1`` to ``n``, in one statement that only
 one worker can win) before the engine is called, with a fresh ``dispatch_key`` the build
 carries in its meta-data; the build id is written after. A redelivered event sees the claim

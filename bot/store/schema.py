@@ -143,7 +143,7 @@ effects = sa.Table(
     sa.CheckConstraint("state IN ('pending', 'done')", name="ck_effects_state"),
 )
 
-# The repair's re-runs of open PR heads that have no current report (bot/head_sweeps.py):
+# The repair's re-runs of open PR heads that have no current report (bot/repair/head_sweeps.py):
 # how many per head, when the last one was queued, and when it gave up and published the
 # failure instead (migration 0005). One row per head ever swept.
 pr_sweeps = sa.Table(
@@ -173,7 +173,7 @@ reports = sa.Table(
 )
 sa.Index("ix_reports_pr_created", reports.c.repo, reports.c.number, reports.c.created_at)
 
-# Key-value cache for checks (bot.check_types.Cache). Keys can be long (a resolution's
+# Key-value cache for checks (bot.core.sections.Cache). Keys can be long (a resolution's
 # inputs), so rows are found by a SHA-256 of the key; the key itself is kept and compared.
 cache_entries = sa.Table(
     "cache_entries",

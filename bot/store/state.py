@@ -317,7 +317,7 @@ def latest_report(
 
 
 class StoreCache:
-    """``bot.check_types.Cache`` in the database, shared by workers and replicas."""
+    """``bot.core.sections.Cache`` in the database, shared by workers and replicas."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine

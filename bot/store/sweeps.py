@@ -1,5 +1,5 @@
-"""What the repair's sweep of unreported PR heads reads and counts (bot/head_sweeps.py
-decides, bot/repair.py acts): open heads, the latest report per PR, the PRs a pipeline job
+"""What the repair's sweep of unreported PR heads reads and counts (bot/repair/head_sweeps.py
+decides, bot/repair/redeliver.py acts): open heads, the latest report per PR, the PRs a pipeline job
 is queued or running for, and the sweeps of each head so far."""
 
 from __future__ import annotations
@@ -9,12 +9,20 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from bot.head_sweeps import SweepRecord
 from bot.store.db import reading
 from bot.store.dialect import upsert
 from bot.store.schema import jobs, open_prs, pr_sweeps, reports
 
 PIPELINE_KEY_PREFIX = "pipeline:"
+
+
+@dataclass(frozen=True)
+class SweepRecord:
+    """What the store remembers of the sweeps of one head."""
+
+    sweeps: int
+    last_swept_at: datetime
+    gave_up: bool = False
 
 
 @dataclass
@@ -26,7 +34,8 @@ class SweepInputs:
 
 
 def sweep_inputs(engine: sa.Engine) -> SweepInputs:
-    """Everything :func:`bot.head_sweeps.plan_sweeps` decides over, read in one connection."""
+    """Everything :func:`bot.repair.head_sweeps.plan_sweeps` decides over, read in one
+    connection."""
     with reading(engine) as connection:
         open_heads = {
             (row.repo, row.number): row.head_sha

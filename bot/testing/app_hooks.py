@@ -112,7 +112,7 @@ class HookSender:
         return delivery
 
     def _post(self, delivery: HookDelivery) -> None:
-        from bot.webhooks import signature_for
+        from bot.events.webhooks import signature_for
 
         if self.url is None or self.secret is None:
             raise RuntimeError("configure the App's hook (url, secret) before sending")

@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.gitrepo import GitError, run_git
+from bot.local.git import GitError, run_git
 
 # A fixed identity and no user config, so commits do not depend on the machine running them.
 _BASE_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}

@@ -27,7 +27,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from bot.jobs.buildkite_webhook import sign
+from bot.events.buildkite import sign
 
 FINISHED = ("passed", "failed", "timed_out", "canceled")
 

@@ -6,7 +6,7 @@ benchmarks/crash_bench.py (1,000 deliveries over 200 PRs, two workers on Postgre
 What it measures is what a maintainer trusts: every delivery prbot acknowledged is stored
 and processed (0 lost), each PR ends with exactly one report comment for its current head
 (0 doubled), each ``/recheck`` gets one 👀; deliveries sent while prbot was down are
-redelivered by its repair job (bot/repair.py).
+redelivered by its repair job (bot/repair/redeliver.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 import sqlalchemy as sa
 
-from bot.repair import FAILURE_CHECK
-from bot.report import MARKER
+from bot.repair.redeliver import FAILURE_CHECK
+from bot.report.render import MARKER
 from bot.store.db import make_engine
 from bot.store.schema import jobs, reports, utcnow
 from bot.testing.github_server import FakeGitHub
@@ -62,7 +62,7 @@ class CrashFigures:
     faults: dict = field(default_factory=dict)  # GitHub faults injected, by kind
     dead_jobs: int = 0  # jobs that used up their attempts (`prbot queue retry` revives them)
     dead_by_kind: dict = field(default_factory=dict)  # those dead jobs, by job kind
-    # PRs whose one comment is the repair's "could not check this head" (bot/repair.py)
+    # PRs whose one comment is the repair's "could not check this head" (bot/repair/redeliver.py)
     failure_reports: int = 0
     most_tries: int = 0  # the most requests any one (method, REST path) got
     burst_seconds: float = 0.0  # set-up and the burst, kills and restarts included

@@ -1,0 +1,2 @@
+"""The shared core: sections and the check context, the PR snapshot and its tree readers
+(reading git through bot/local), input limits, paths, markdown helpers, redaction."""

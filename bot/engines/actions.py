@@ -1,0 +1,218 @@
+"""GitHub Actions as a CI engine: ``workflow_dispatch`` through PyGithub, results from runs.
+
+The workflow (``PRBOT_ACTIONS_WORKFLOW``, default ``prbot-gpu.yml``) is dispatched on the PR's
+**base** branch, so the workflow file that runs is the repository's reviewed one, never one a
+PR edited; the commit to test comes in as an input. Its inputs: ``prbot_dispatch`` (the key
+the run is matched back by; the workflow sets ``run-name: prbot ${{ inputs.prbot_dispatch }}``),
+``commit``, ``pr``, ``steps`` (a JSON list of job names to run) and, for a benchmark,
+``benchmark_config``, ``benchmark_backends``, ``benchmark_runs``. Each job of the run is a
+step; JSON files inside the run's artifacts are benchmark results.
+
+GitHub answers a dispatch with the run it created when asked (``return_run_details``,
+PyGithub >= 2.10); an older server answers 204 with nothing, and the run is then found by
+the key in its name, now or when its ``workflow_run`` event arrives.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from github import Github, GithubException
+
+from bot.core.redact import redact_secrets
+from bot.engines.base import Artifact, BuildRef, BuildRequest, EngineError, JobState, register
+
+DEFAULT_WORKFLOW = "prbot-gpu.yml"
+# A dispatch whose run GitHub did not name yet: matched by its key when the run shows up.
+PENDING_PREFIX = "dispatch:"
+DISPATCH_KEY = re.compile(r"\bprbot-[0-9a-f]{32}\b")
+ENV_INPUTS = {
+    "PRBOT_BENCHMARK_CONFIG": "benchmark_config",
+    "PRBOT_BENCHMARK_BACKENDS": "benchmark_backends",
+    "PRBOT_BENCHMARK_RUNS": "benchmark_runs",
+}
+MAX_ZIP_MEMBERS = 200
+
+
+def dispatch_key_in(title: str | None) -> str | None:
+    found = DISPATCH_KEY.search(title or "")
+    return found.group(0) if found else None
+
+
+@register("actions")
+def from_settings(settings: Any, client: Any = None) -> ActionsEngine:
+    """The repository's workflow, dispatched with the installation's own client."""
+    if client is None:
+        raise EngineError("GitHub Actions needs the App's installation")
+    return ActionsEngine(
+        gh=client.gh,
+        token=client.token(),
+        api_url=settings.github_api_url,
+        workflow=settings.ci.actions_workflow,
+    )
+
+
+class ActionsEngine:
+    name = "actions"
+
+    def __init__(
+        self,
+        *,
+        gh: Github,
+        token: str,
+        api_url: str,
+        workflow: str = DEFAULT_WORKFLOW,
+        timeout: float = 30.0,
+    ) -> None:
+        self.gh = gh
+        self.workflow = workflow
+        self._token = token
+        self._api = urlsplit(api_url)
+        self._http = httpx.Client(timeout=timeout)
+        redact_secrets(token)
+
+    def _repo(self, full_name: str):  # noqa: ANN202 - PyGithub Repository
+        return self.gh.get_repo(full_name)
+
+    def _json(self, repo: str, path: str) -> dict:
+        target = self._repo(repo)
+        try:
+            _, data = target._requester.requestJsonAndCheck("GET", f"{target.url}{path}")
+        except GithubException as exc:
+            raise EngineError(
+                f"GitHub Actions answered {exc.status}", transient=exc.status >= 500
+            ) from None
+        return data if isinstance(data, dict) else {}
+
+    def create_build(self, request: BuildRequest) -> BuildRef:
+        key = request.meta_data.get("prbot_dispatch", "")
+        inputs = {
+            "prbot_dispatch": key,
+            "commit": request.head_sha,
+            "pr": str(request.pr_number),
+            "steps": json.dumps(list(request.step_keys)),
+        }
+        inputs.update({ENV_INPUTS[k]: v for k, v in request.env.items() if k in ENV_INPUTS})
+        workflow = self._repo(request.repo).get_workflow(self.workflow)
+        try:
+            run = workflow.create_dispatch(
+                request.base_branch, inputs, throw=True, return_run_details=True
+            )
+        except GithubException as exc:
+            message = (exc.data or {}).get("message") if isinstance(exc.data, dict) else None
+            raise EngineError(
+                f"GitHub Actions answered {exc.status}: {str(message or 'no message')[:200]}",
+                transient=exc.status >= 500 or exc.status == 429,
+            ) from None
+        if run is not True and getattr(run, "id", None):
+            return BuildRef("actions", f"{request.repo}:{run.id}", None, str(run.html_url or ""))
+        found = self.find_build(key, request.head_sha, repo=request.repo)
+        return found or BuildRef("actions", f"{PENDING_PREFIX}{key}", None, "")
+
+    def find_build(
+        self, dispatch_key: str, commit: str, *, repo: str | None = None
+    ) -> BuildRef | None:
+        if repo is None:
+            return None  # runs are per repository; the webhook names the run instead
+        data = self._json(repo, f"/actions/workflows/{self.workflow}/runs?event=workflow_dispatch")
+        for run in data.get("workflow_runs") or []:
+            if isinstance(run, dict) and dispatch_key_in(run.get("display_title")) == dispatch_key:
+                return BuildRef(
+                    "actions",
+                    f"{repo}:{run['id']}",
+                    run.get("run_number"),
+                    str(run.get("html_url", "")),
+                )
+        return None
+
+    @staticmethod
+    def _split(build: BuildRef) -> tuple[str, str] | None:
+        if build.id.startswith(PENDING_PREFIX) or ":" not in build.id:
+            return None
+        repo, run_id = build.id.rsplit(":", 1)
+        return repo, run_id
+
+    def jobs(self, build: BuildRef) -> list[JobState]:
+        where = self._split(build)
+        if where is None:
+            return []
+        repo, run_id = where
+        data = self._json(repo, f"/actions/runs/{run_id}/jobs")
+        return [
+            JobState(
+                str(job.get("name")),
+                str(job.get("conclusion") or job.get("status") or "queued"),
+                str(job.get("html_url") or ""),
+                str(job.get("id")),
+            )
+            for job in data.get("jobs") or []
+            if isinstance(job, dict) and job.get("id") is not None
+        ]
+
+    def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
+        where = self._split(build)
+        if where is None:
+            return ()
+        repo, run_id = where
+        data = self._json(repo, f"/actions/runs/{run_id}/artifacts")
+        return tuple(
+            Artifact(
+                str(a["id"]),
+                str(a.get("name") or a["id"]),
+                int(a.get("size_in_bytes") or 0),
+                str(a.get("archive_download_url") or ""),
+            )
+            for a in data.get("artifacts") or []
+            if isinstance(a, dict) and a.get("id") is not None and not a.get("expired")
+        )
+
+    def download(self, artifact: Artifact, *, limit: int) -> bytes:
+        if artifact.size > limit:
+            raise EngineError(
+                f"artifact {artifact.filename} is {artifact.size} bytes, over {limit}"
+            )
+        target = urlsplit(artifact.download_url)
+        # The token goes to the API's own host only (httpx drops it on a redirect elsewhere).
+        if (target.scheme, target.netloc) != (self._api.scheme, self._api.netloc):
+            raise EngineError(f"artifact {artifact.filename} is not on {self._api.netloc}")
+        try:
+            response = self._http.get(
+                artifact.download_url,
+                headers={"Authorization": f"Bearer {self._token}"},
+                follow_redirects=True,
+            )
+        except httpx.HTTPError as exc:
+            raise EngineError(
+                f"GitHub could not be reached: {type(exc).__name__}", transient=True
+            ) from None
+        if response.status_code >= 400 or len(response.content) > limit:
+            raise EngineError(f"artifact {artifact.filename}: {response.status_code}, not read")
+        return response.content
+
+    def result_files(self, build: BuildRef, job: JobState, *, limit: int, max_files: int):  # noqa: ANN201
+        """The JSON files inside the run's artifacts (each a zip), bounded in count and size."""
+        files: list[tuple[str, bytes]] = []
+        problems: list[str] = []
+        for artifact in self.artifacts(build, job):
+            try:
+                archive = zipfile.ZipFile(io.BytesIO(self.download(artifact, limit=limit)))
+                members = [m for m in archive.infolist() if m.filename.endswith(".json")]
+                for member in members[:MAX_ZIP_MEMBERS]:
+                    if len(files) >= max_files:
+                        break
+                    name = f"{artifact.filename}/{member.filename}"
+                    with archive.open(member) as handle:
+                        data = handle.read(limit + 1)  # the header's size may lie
+                    if len(data) > limit:
+                        problems.append(f"{name}: over {limit} bytes")
+                        continue
+                    files.append((name, data))
+            except (EngineError, zipfile.BadZipFile) as exc:
+                problems.append(f"{artifact.filename}: {exc}")
+        return files, problems

@@ -1,0 +1,169 @@
+"""Buildkite over its REST API (httpx): create a build for a PR head, read jobs and artifacts.
+
+The build is created as vLLM's ``/ci run`` comment creates it: the commit and branch, the
+``pull_request_*`` fields, ``VLLM_CI_ONLY_STEP_KEYS`` (a JSON list) so only the selected
+steps and their dependencies run, and ``meta_data`` naming prbot's job so results can be
+matched back. The API token goes in the Authorization header and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from bot.core.redact import redact_secrets
+from bot.engines.base import (
+    DISPATCH_META,
+    Artifact,
+    BuildRef,
+    BuildRequest,
+    EngineError,
+    JobState,
+    register,
+)
+
+DEFAULT_API_URL = "https://api.buildkite.com"
+
+
+@register("buildkite")
+def from_settings(settings: Any, client: Any = None) -> BuildkiteEngine:
+    """The pipeline named by ``PRBOT_BUILDKITE_*``; EngineError while any is missing."""
+    ci = settings.ci
+    if not (ci.buildkite_organization and ci.buildkite_pipeline and ci.buildkite_token):
+        raise EngineError("Buildkite is not configured (PRBOT_BUILDKITE_*)")
+    return BuildkiteEngine(
+        organization=ci.buildkite_organization,
+        pipeline=ci.buildkite_pipeline,
+        token=ci.buildkite_token,
+        api_url=ci.buildkite_api_url,
+    )
+
+
+class BuildkiteEngine:
+    name = "buildkite"
+
+    def __init__(
+        self,
+        *,
+        organization: str,
+        pipeline: str,
+        token: str,
+        api_url: str = DEFAULT_API_URL,
+        client: httpx.Client | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.base = f"{api_url.rstrip('/')}/v2/organizations/{organization}/pipelines/{pipeline}"
+        self._client = client or httpx.Client(timeout=timeout)
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        redact_secrets(token)
+
+    def _call(self, method: str, url: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+        try:
+            response = self._client.request(method, url, headers=self._headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise EngineError(
+                f"Buildkite could not be reached: {exc.__class__.__name__}", transient=True
+            ) from None
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("message")
+            except ValueError:
+                message = None
+            raise EngineError(
+                f"Buildkite answered {response.status_code}: {str(message or 'no message')[:200]}",
+                transient=response.status_code >= 500 or response.status_code == 429,
+            )
+        return response
+
+    @staticmethod
+    def _ref(data: dict) -> BuildRef:
+        return BuildRef(
+            "buildkite", str(data["id"]), data.get("number"), str(data.get("web_url", ""))
+        )
+
+    def create_build(self, request: BuildRequest) -> BuildRef:
+        env = dict(request.env)
+        env["VLLM_CI_ONLY_STEP_KEYS"] = json.dumps(list(request.step_keys))
+        body = {
+            "commit": request.head_sha,
+            "branch": request.branch,
+            "message": request.message,
+            "env": env,
+            "meta_data": dict(request.meta_data),
+            "pull_request_id": request.pr_number,
+            "pull_request_base_branch": request.base_branch,
+            "pull_request_repository": f"https://github.com/{request.repo}.git",
+            "pull_request_labels": list(request.labels),
+            "ignore_pipeline_branch_filters": True,
+        }
+        return self._ref(self._call("POST", f"{self.base}/builds", json=body).json())
+
+    def find_build(self, dispatch_key: str, commit: str) -> BuildRef | None:
+        params = {f"meta_data[{DISPATCH_META}]": dispatch_key, "commit": commit}
+        found = self._call("GET", f"{self.base}/builds", params=params).json()
+        matching = [
+            build
+            for build in (found if isinstance(found, list) else [])
+            if isinstance(build, dict)
+            and (build.get("meta_data") or {}).get(DISPATCH_META) == dispatch_key
+        ]
+        return self._ref(matching[0]) if matching else None
+
+    def jobs(self, build: BuildRef) -> list[JobState]:
+        data = self._call("GET", f"{self.base}/builds/{build.number}").json()
+        return [
+            JobState(
+                job.get("step_key"),
+                str(job.get("state")),
+                str(job.get("web_url", "")),
+                str(job["id"]),
+            )
+            for job in data.get("jobs") or []
+            if isinstance(job, dict) and job.get("type") == "script" and job.get("id")
+        ]
+
+    def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
+        listed = self._call(
+            "GET", f"{self.base}/builds/{build.number}/jobs/{job.job_id}/artifacts"
+        ).json()
+        return tuple(
+            Artifact(
+                str(a["id"]),
+                str(a["filename"]),
+                int(a.get("file_size") or 0),
+                str(a["download_url"]),
+            )
+            for a in (listed if isinstance(listed, list) else [])
+            if isinstance(a, dict) and a.get("id") and a.get("download_url")
+        )
+
+    def result_files(
+        self, build: BuildRef, job: JobState, *, limit: int, max_files: int
+    ) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """The job's ``*.json`` artifacts by name (one per benchmark run), bounded."""
+        listed = sorted(
+            (a for a in self.artifacts(build, job) if a.filename.endswith(".json")),
+            key=lambda a: a.filename,
+        )
+        files, problems = [], []
+        for artifact in listed[:max_files]:
+            try:
+                files.append((artifact.filename, self.download(artifact, limit=limit)))
+            except EngineError as exc:
+                problems.append(f"{artifact.filename}: {exc}")
+        if len(listed) > max_files:
+            problems.append(f"{len(listed)} result files; the first {max_files} were read")
+        return files, problems
+
+    def download(self, artifact: Artifact, *, limit: int) -> bytes:
+        if artifact.size > limit:
+            raise EngineError(
+                f"artifact {artifact.filename} is {artifact.size} bytes, over {limit}"
+            )
+        # Buildkite answers with a redirect to its storage; the URL came from its own API.
+        response = self._call("GET", artifact.download_url, follow_redirects=True)
+        if len(response.content) > limit:
+            raise EngineError(f"artifact {artifact.filename} is over {limit} bytes")
+        return response.content

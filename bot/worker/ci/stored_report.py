@@ -1,0 +1,94 @@
+"""A head's whole report as JSON (sections with their template data) and back.
+
+The contract's JSON report drops each section's ``data`` (what its template draws besides
+the findings). To re-render the comment when a job finishes, without running the checks
+again, the jobs handlers keep the whole thing; values JSON has no word for (sets, paths,
+dataclasses) are kept as the nearest JSON a template reads the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from bot.core.sections import Section, Status
+from bot.jobs.progress import overlay
+from bot.jobs.records import JobRecord
+from bot.report.render import Report
+
+JOBS_CHECK = "jobs"
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    if isinstance(value, PurePath):
+        return str(value)
+    return str(value)
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    sections = [
+        {
+            "check": s.check,
+            "status": str(s.status),
+            "summary": s.summary,
+            "findings": s.findings,
+            "data": s.data,
+        }
+        for s in report.sections
+    ]
+    whole = {
+        "repo": report.repo,
+        "pr": report.pr,
+        "head_sha": report.head_sha,
+        "base_sha": report.base_sha,
+        "sections": sections,
+    }
+    return json.loads(json.dumps(whole, default=_plain))
+
+
+def report_from_json(data: Mapping[str, Any]) -> Report:
+    return Report(
+        str(data["repo"]),
+        data.get("pr"),
+        str(data["head_sha"]),
+        str(data.get("base_sha") or ""),
+        [
+            Section(
+                str(s["check"]),
+                Status(s["status"]),
+                str(s.get("summary") or ""),
+                list(s.get("findings") or []),
+                dict(s.get("data") or {}),
+            )
+            for s in data.get("sections") or []
+        ],
+    )
+
+
+def jobs_section(report: Report) -> Section | None:
+    return next((s for s in report.sections if s.check == JOBS_CHECK), None)
+
+
+def with_job_progress(
+    report: Report,
+    records: Sequence[JobRecord],
+    *,
+    reused_base: Mapping[str, JobRecord] | None = None,
+    factor: float = 0.05,
+    alpha: float = 0.05,
+) -> Report:
+    """The report with its jobs section redrawn from the records; the rest as it was."""
+    sections = [
+        overlay(s, records, reused_base=reused_base, factor=factor, alpha=alpha)
+        if s.check == JOBS_CHECK
+        else s
+        for s in report.sections
+    ]
+    return Report(report.repo, report.pr, report.head_sha, report.base_sha, sections)

@@ -1,0 +1,121 @@
+"""A maintainer's approval of GPU jobs for a PR's current head SHA, by command or label.
+
+``/approve-gpu`` (``commands.approve_gpu``; vLLM's rules add ``/ci run``) passes the command
+parser and the permission check first (bot/worker/handlers/issue_comment.py: only new comments,
+never quotes, code or edits). A label in ``checks.jobs.approval_labels`` approves when the
+person who added it has write access. Either way the approval is of the head GitHub has
+*now*: a push afterwards makes a head nobody approved.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.events.permissions import effective_level
+from bot.github.pulls import parse_time
+from bot.store import jobs as store
+from bot.worker.ci.flow import queue_dispatch
+from bot.worker.handlers.context import HandlerContext
+from bot.worker.handlers.registry import CommandCall, Event, on_command, on_event
+
+log = logging.getLogger(__name__)
+
+APPROVER_LEVELS = ("write", "maintain", "admin")
+
+
+def _approve(
+    ctx: HandlerContext,
+    payload: dict[str, Any],
+    number: int,
+    head_sha: str,
+    approver: str,
+    source: str,
+    *,
+    again: bool = False,
+) -> None:
+    repo = payload["repository"]["full_name"]
+    new = store.approve(ctx.engine, repo, number, head_sha, approver, source)
+    log.info("%s#%s@%s approved by %s (%s)", repo, number, head_sha[:12], approver, source)
+    if not (new or again):
+        return  # the same label again: nothing new to dispatch
+    queue_dispatch(
+        ctx.queue,
+        {
+            "repo": repo,
+            "number": number,
+            "head_sha": head_sha,
+            "installation_id": (payload.get("installation") or {}).get("id"),
+            "mode": "approval",
+        },
+    )
+
+
+def _before(kept: datetime | None, said_at: str | None) -> bool:
+    """Whether prbot had this head's report before the comment was written."""
+    if kept is None or not said_at:
+        return False
+    try:
+        # GitHub's timestamps are whole seconds: a report kept in the comment's second counts.
+        return kept < parse_time(said_at) + timedelta(seconds=1)
+    except ValueError:
+        return False
+
+
+@on_command("approve_gpu")
+def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
+    if call.payload.get("action") != "created":
+        return  # an edited comment approves nothing (it may have been edited after a push)
+    if call.client is None:
+        log.info("approval on %s#%s without GitHub access; not recorded", call.repo, call.number)
+        return
+    pull = call.client.get_pull(call.repo, call.number)
+    if pull.state != "open":
+        return
+    # The comment carries no SHA. It approves the head GitHub has now only when prbot had
+    # that head's report before the comment was written: a push in between (the author's,
+    # racing the maintainer) makes a head the approver never saw.
+    kept = store.report_first_kept(ctx.engine, call.repo, call.number, pull.head_sha)
+    if not _before(kept, call.comment.get("created_at")):
+        text = (
+            f"@{call.commenter} the head moved to `{pull.head_sha[:12]}` after (or while) "
+            "you approved; GPU jobs need an approval of that head, once its report is up."
+        )
+        key = f"approve_moved:{call.repo}#{call.number}@{call.comment.get('id')}"
+        ctx.reply_once(call.client, key, call.repo, call.number, text)
+        return
+    source = f"comment {call.comment['id']}"
+    # A new comment approving again re-runs what failed (a redelivery of the same comment is
+    # stopped at the intake by its delivery id, and re-running finished jobs needs a failure).
+    _approve(ctx, call.payload, call.number, pull.head_sha, call.commenter, source, again=True)
+    if not ctx.dry_run:
+        call.client.add_reaction(call.repo, call.comment["id"], "+1")
+
+
+@on_event("pull_request", "labeled")
+def approve_by_label(ctx: HandlerContext, event: Event) -> None:
+    payload = event.payload
+    label = (payload.get("label") or {}).get("name")
+    sender = (payload.get("sender") or {}).get("login")
+    pull = payload.get("pull_request") or {}
+    if not label or not sender or pull.get("state") != "open":
+        return
+    ruleset = ctx.rules_for(payload["repository"])
+    if label not in ruleset.checks.jobs.approval_labels:
+        return
+    client = ctx.client_for(payload)
+    if client is None:
+        return
+    repo = payload["repository"]["full_name"]
+    number = pull["number"]
+    if effective_level(*client.permission(repo, sender)) not in APPROVER_LEVELS:
+        log.info("%s#%s: label %s added by %s, who may not approve", repo, number, label, sender)
+        return
+    # The label approves the head it was added on (the payload's), and only while it is
+    # still the head: a push since then is a head nobody approved.
+    labeled_head = (pull.get("head") or {}).get("sha")
+    if not labeled_head or client.get_pull(repo, number).head_sha != labeled_head:
+        log.info("%s#%s: label %s on a head that has moved; not an approval", repo, number, label)
+        return
+    _approve(ctx, payload, number, labeled_head, sender, f"label {label}")
