@@ -90,6 +90,19 @@ def test_a_pinned_model_shape_is_flagged_once_at_the_first_pin():
     assert patterns(found) == ["literal-dimensions"]
     assert found[0].line == line_of(ONE_MODEL_SHAPE, "config.v_head_dim != 128")
     assert "qk_nope_head_dim=128" in found[0].why and "v_head_dim=128" in found[0].why
+    # The check returns its reason (vLLM raises it when the backend is chosen): the point
+    # says what is true, that the backend accepts one model's shape, and nothing "silent".
+    assert "accepts only" in found[0].why and "reason it returns" in found[0].why
+    assert "silent" not in found[0].why
+
+
+def test_a_pinned_shape_in_a_boolean_check_says_refused_not_a_reason():
+    boolean = ONE_MODEL_SHAPE.replace('return "SwiftMLA needs v_head_dim 128"', "return False")
+    boolean = boolean.replace(
+        'return f"SwiftMLA needs the R1 shape, got {nope}/{rope}"', "return False"
+    )
+    [found] = flags(boolean.replace("return None", "return True"))
+    assert "other models are refused" in found.why and "reason" not in found.why
 
 
 def test_a_tuple_of_dimensions_compared_to_literals_is_flagged():

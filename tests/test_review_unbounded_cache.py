@@ -1,4 +1,5 @@
-"""unbounded-cache: process-lifetime buffers per device or shape that nothing frees."""
+"""unbounded-cache: process-lifetime buffers keyed by shape or size, never evicted; a dict
+keyed by device alone is bounded (one entry per GPU)."""
 
 from __future__ import annotations
 
@@ -104,15 +105,36 @@ def levels(device, dtype):
 """
 
 
-def test_a_per_device_workspace_dict_is_flagged_at_its_definition():
-    found = flags(PER_DEVICE_WORKSPACE)
+PER_SHAPE_WORKSPACE = """
+import torch
+
+_workspaces: dict[tuple[torch.device, int], torch.Tensor] = {}
+
+
+def workspace_for(device, num_tokens, rank):
+    needed = num_tokens * (rank + 1) * 4
+    if (device, num_tokens) not in _workspaces:
+        _workspaces[(device, num_tokens)] = torch.empty(needed, device=device)
+    return _workspaces[(device, num_tokens)]
+"""
+
+
+def test_a_workspace_keyed_by_device_alone_is_bounded():
+    # TOKENSPEED_MLA's _g_workspace: one entry per GPU, a larger request replaces it.
+    assert flags(PER_DEVICE_WORKSPACE) == []
+
+
+def test_a_workspace_keyed_by_a_size_is_flagged_at_its_definition_and_says_the_key():
+    found = flags(PER_SHAPE_WORKSPACE)
     assert patterns(found) == ["unbounded-cache"]
-    assert found[0].line == line_of(PER_DEVICE_WORKSPACE, "_workspaces: dict")
+    assert found[0].line == line_of(PER_SHAPE_WORKSPACE, "_workspaces: dict")
+    assert "keyed by num_tokens" in found[0].why and "device" not in found[0].why
+    assert "never frees" not in found[0].why and "nothing frees" not in found[0].why
 
 
 def test_a_store_added_to_an_old_cache_is_flagged_at_the_store():
-    store = line_of(PER_DEVICE_WORKSPACE, "_workspaces[device] = torch.empty")
-    assert [f.line for f in flags(PER_DEVICE_WORKSPACE, added=[store])] == [store]
+    store = line_of(PER_SHAPE_WORKSPACE, "_workspaces[(device, num_tokens)] = torch.empty")
+    assert [f.line for f in flags(PER_SHAPE_WORKSPACE, added=[store])] == [store]
 
 
 def test_class_level_and_setdefault_caches_keyed_by_shape_are_flagged():

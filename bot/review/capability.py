@@ -106,7 +106,7 @@ def _uniform_flags(reviewed: ReviewedFile, rules: CapabilityRules) -> list[Flag]
         why = (
             f"{reviewed.class_of(declaration).name} declares {declared} "
             f"(line {declaration.lineno}), yet this branch "
-            "handles uneven query lengths: an untested path that can index past its metadata"
+            "handles uneven query lengths: a path the declaration says never runs"
         )
         flag = reviewed.flag(PATTERN, line, why)
         if flag:

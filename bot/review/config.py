@@ -81,9 +81,10 @@ class LiteralDimensionRules(PatternRules):
 
 
 class UnboundedCacheRules(PatternRules):
-    # A store whose key (or the dict's annotated key type) names one of these is per device
-    # or per shape.
-    key_names: str = r"(?i)(device|shape|size|numel|num_tokens|batch|seq_len|max_len)"
+    # A store whose key (or the dict's annotated key type) names one of these can take
+    # unboundedly many values (shapes, sizes, request-derived lengths). A device is not one of
+    # them: a dict keyed by device holds at most one entry per GPU.
+    key_names: str = r"(?i)(shape|size|numel|num_tokens|batch|seq_len|max_len)"
     # Calls that allocate a sized buffer; a cache of these is what never gives memory back.
     allocators: list[str] = [
         "empty",

@@ -1,10 +1,11 @@
 """literal-dimensions: a capability check that pins one model's dimensions to literals.
 
 ``supports_combination`` comparing ``qk_nope_head_dim == 128``, ``qk_rope_head_dim == 64``
-and ``v_head_dim == 128`` accepts DeepSeek-R1-shaped models and silently rejects every
-other MLA model. A single pinned dimension or a set of allowed values (``in (64, 128)``) is
-how kernels state what they support, so a flag needs several dimensions pinned to single
-literals in one check function.
+and ``v_head_dim == 128`` accepts DeepSeek-R1-shaped models only: every other MLA model is
+refused (vLLM's check functions return the reason, so the refusal is not silent, but the
+pinned shape is worth a reviewer's question). A single pinned dimension or a set of allowed
+values (``in (64, 128)``) is how kernels state what they support, so a flag needs several
+dimensions pinned to single literals in one check function.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from __future__ import annotations
 import ast
 
 from bot.review.config import LiteralDimensionRules
-from bot.review.source import Flag, FunctionNode, ReviewedFile, identifier, name_matches
+from bot.review.source import (
+    Flag,
+    FunctionNode,
+    ReviewedFile,
+    identifier,
+    is_reason,
+    name_matches,
+)
 
 PATTERN = "literal-dimensions"
 
@@ -68,6 +76,14 @@ def _pinned(
     return {}
 
 
+def _returns_reason(reviewed: ReviewedFile, function: FunctionNode) -> bool:
+    """The check function returns a message somewhere (vLLM's ``str | None`` checks)."""
+    return any(
+        isinstance(node, ast.Return) and is_reason(node.value)
+        for node in reviewed.descendants(function)
+    )
+
+
 def find(reviewed: ReviewedFile, rules: LiteralDimensionRules) -> list[Flag]:
     dimensions = set(rules.dimensions)
     ignore = set(rules.ignore_values)
@@ -94,10 +110,12 @@ def find(reviewed: ReviewedFile, rules: LiteralDimensionRules) -> list[Flag]:
         if len(pinned_all) < rules.min_pinned:
             continue
         shape = ", ".join(f"{name}={value}" for name, value in sorted(pinned_all.items()))
-        why = (
-            f"{function.name} pins {shape}: one model's shape, so every other model "
-            "family is silently turned away"
+        refusal = (
+            "other models get the reason it returns"
+            if _returns_reason(reviewed, function)
+            else "other models are refused"
         )
+        why = f"{function.name} accepts only {shape}: one model's shape; {refusal}"
         flag = reviewed.flag(PATTERN, reviewed.first_changed(lines), why)
         if flag:
             flags.append(flag)

@@ -103,7 +103,8 @@ def find(reviewed: ReviewedFile, rules: LazyCacheRules) -> list[Flag]:
             line = reviewed.first_changed([node.lineno, statement.lineno])
             why = (
                 f"self.{attribute} is set once, on the first {function.name} call, from "
-                f"{used[0]}; a profiling or warm-up call's placeholder values stay for good"
+                f"{used[0]}; what the first call (a profiling or warm-up run) saw is kept for "
+                "every later call"
             )
             flag = reviewed.flag(PATTERN, line, why)
             if flag:

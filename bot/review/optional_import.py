@@ -1,9 +1,11 @@
-"""silent-optional-import: a third-party import whose failure is swallowed without a word.
+"""silent-optional-import: a third-party import whose failure the handler swallows.
 
-``try: import kernel_pkg`` / ``except ImportError: return False`` makes a missing package a
-silent fallback: the user asked for the fast path and gets another one, with nothing in the
-log. It is flagged only when all three hold: the handler neither re-raises nor logs a
-warning, and the distribution is in no requirement file or extra of the repository.
+``try: import kernel_pkg`` / ``except ImportError: return False`` drops the reason a package
+is missing on the floor. A swallowed import counts only when the failure is really lost in
+the file: the handler returns no reason (a message string, the exception), logs nothing,
+does not re-raise, binds no sentinel the module tests later, and the distribution is in no
+requirement file or extra of the repository. ``supports_combination`` returning an install
+hint is the opposite: vLLM's platform raises that reason when the backend is chosen.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from bot.core.limits import (
 )
 from bot.requirements.parser import parse_requirement_file, parse_requirement_text
 from bot.review.config import OptionalImportRules
-from bot.review.source import Flag, ReviewedFile, identifier
+from bot.review.source import Flag, ReviewedFile, identifier, is_reason
 
 PATTERN = "silent-optional-import"
 
@@ -104,19 +106,34 @@ def _catches_import_failure(handler: ast.ExceptHandler, import_errors: set[str])
 def _speaks(reviewed: ReviewedFile, handler: ast.ExceptHandler, calls: set[str]) -> bool:
     """The handler does not swallow the failure.
 
-    It re-raises, logs a warning (or worse), passes the exception on (``as error`` then
-    uses ``error``: the caller gets the reason), or imports an alternative (a fallback to
-    another version's module path, not a missing package).
+    It re-raises, logs a warning (or worse), returns a reason (an install hint that the
+    caller raises or shows), passes the exception on (``as error`` then uses ``error``), or
+    imports an alternative (a fallback to another version's module path, not a missing
+    package).
     """
     for statement in handler.body:
         for node in reviewed.descendants(statement):
             if isinstance(node, ast.Raise | ast.Import | ast.ImportFrom):
+                return True
+            if isinstance(node, ast.Return) and is_reason(node.value):
                 return True
             if isinstance(node, ast.Call) and identifier(node.func) in calls:
                 return True
             if handler.name and isinstance(node, ast.Name) and node.id == handler.name:
                 return True
     return False
+
+
+def _swallowed_as(handler: ast.ExceptHandler) -> str:
+    """What the handler does instead, in words a reviewer can check on the line."""
+    returns = [s for s in handler.body if isinstance(s, ast.Return)]
+    if returns:
+        value = returns[0].value
+        shown = ast.unparse(value) if value is not None else "None"
+        return f"returns {shown[:40]}"
+    if all(isinstance(s, ast.Pass) for s in handler.body):
+        return "passes"
+    return "carries on"
 
 
 def _sentinel_checked(reviewed: ReviewedFile, handler: ast.ExceptHandler) -> bool:
@@ -197,8 +214,9 @@ def find(
                 break
             line = reviewed.first_changed([statement.lineno, handlers[0].lineno])
             why = (
-                f"a missing {module} is swallowed with no warning, and {distribution} is in "
-                "no requirement file or extra: the user's choice falls back silently"
+                f"the ImportError handler {_swallowed_as(handlers[0])}: no reason returned, "
+                f"nothing logged or re-raised here, and {distribution} is in no requirement "
+                "file or extra; check that the caller tells the user"
             )
             flag = reviewed.flag(PATTERN, line, why)
             if flag:

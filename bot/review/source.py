@@ -229,3 +229,19 @@ def parameters(function: FunctionNode) -> list[str]:
     if args.kwarg:
         names.append(args.kwarg.arg)
     return names
+
+
+def is_reason(value: ast.AST | None) -> bool:
+    """A returned value that tells the caller why: a message string (plain, f-string,
+    concatenated or formatted), or a tuple carrying one."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and bool(value.value.strip())
+    if isinstance(value, ast.JoinedStr):
+        return True
+    if isinstance(value, ast.BinOp):
+        return is_reason(value.left) or is_reason(value.right)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return value.func.attr == "format" and is_reason(value.func.value)
+    if isinstance(value, ast.Tuple | ast.List):
+        return any(is_reason(element) for element in value.elts)
+    return False

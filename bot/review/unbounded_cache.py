@@ -1,9 +1,11 @@
-"""unbounded-cache: a module- or class-level dict keyed by device or shape, only added to.
+"""unbounded-cache: a module- or class-level buffer dict keyed by shape or size, only added to.
 
-A workspace or buffer cache that lives as long as the process and gains an entry per device
-or per shape never gives memory back: every new shape (batch sizes, sequence lengths under
-CUDA graphs) keeps its tensor alive. A cache the file ever deletes from, clears, pops,
-rebinds or measures with ``len()`` is taken as managed.
+A workspace cache that lives as long as the process and gains an entry per shape keeps
+every shape's tensor alive (batch sizes, sequence lengths under CUDA graphs). It counts as
+unbounded only when its key can take unboundedly many values (a shape, a size, a token
+count: ``key_names``) and nothing evicts. A dict keyed by device alone holds at most one
+entry per GPU, however often a larger request replaces the tensor: bounded. A cache the file
+ever deletes from, clears, pops, rebinds or measures with ``len()`` is taken as managed.
 """
 
 from __future__ import annotations
@@ -163,12 +165,14 @@ def find(reviewed: ReviewedFile, rules: UnboundedCacheRules) -> list[Flag]:
             for n in reviewed.descendants(key)
             if isinstance(n, ast.Name | ast.Attribute)
         ]
-        if not any(keyed.search(w) for w in key_words):
-            continue
+        unbounded = list(dict.fromkeys(w for w in key_words if keyed.search(w)))
+        if not unbounded:
+            continue  # keyed by device (one entry per GPU) or by constants: bounded
         line = reviewed.first_changed([definition.lineno, *(s.lineno for s, _ in stores[name])])
         why = (
-            f"{name} lives for the whole process and only ever gains entries per device or "
-            "shape: nothing frees them"
+            f"{name} is a process-lifetime dict of allocated buffers keyed by "
+            f"{', '.join(unbounded[:3])}, which can take unboundedly many values, and this "
+            "file never deletes, pops or clears an entry"
         )
         flag = reviewed.flag(PATTERN, line, why)
         if flag:
