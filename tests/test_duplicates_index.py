@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from bot.duplicates.features import build_features
-from bot.duplicates.index import MemoryIndex
+from bot.duplicates.index import NEAREST_FILL, SCORED_PER_QUERY, MemoryIndex
 from bot.duplicates.records import FileChange
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
@@ -323,3 +325,30 @@ def test_the_same_new_names_outweigh_each_naming_its_own_issue() -> None:
     [candidate] = index.query(b, ScoringConfig(), top=1).candidates
     assert candidate.signals["distinct_references"] == 1.0
     assert candidate.tier == LIKELY_DUPLICATE
+
+
+def _word(n: int) -> str:
+    # A made-up word per PR ("qaab", "qaac", ...): no two filler PRs share one.
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return "q" + letters[n // 676 % 26] + letters[n // 26 % 26] + letters[n % 26]
+
+
+def test_a_text_sharing_no_rare_word_still_meets_the_prs_opened_nearest() -> None:
+    # "Fix x.py" (rust-lang/rust#42089) shares no rare word with the PR it duplicates; in an
+    # index too big to score whole, the PRs opened just before it are still scored.
+    index = MemoryIndex(_pr(n, f"Tune {_word(n)}", f"{_word(n)} only") for n in range(1, 301))
+    numbers = index.candidate_numbers(_pr(305, "Fix x.py", ""), ScoringConfig())
+    assert len(index) > SCORED_PER_QUERY
+    assert numbers == list(range(300, 300 - NEAREST_FILL, -1))
+
+
+def test_the_nearest_fill_goes_by_dates_when_there_are_dates() -> None:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    # Numbers and dates disagree: #2 was opened last.
+    prs = [
+        _pr(n, f"Tune {_word(n)}", "", created_at=start + timedelta(hours=n if n > 2 else 900))
+        for n in range(1, 301)
+    ]
+    index = MemoryIndex(prs)
+    query = _pr(305, "Fix x.py", "", created_at=start + timedelta(hours=901))
+    assert index.candidate_numbers(query, ScoringConfig())[0] == 2

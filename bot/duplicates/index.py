@@ -9,6 +9,7 @@ would pull in everything and decide nothing.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -26,11 +27,18 @@ from bot.duplicates.scoring import (
 
 # How many PRs get full scoring per query, and how many text terms drive generation.
 SCORED_PER_QUERY = 150
+# When the keys find fewer PRs than this, the PRs opened nearest in time fill the list: a
+# short or templated text ("Fix x.py", a backport) shares no rare word with its duplicate,
+# yet full scoring still ranks it by its common words and the time apart.
+NEAREST_FILL = 60
 TEXT_TERMS_PER_QUERY = 24
 CODE_TERMS_PER_QUERY = 8
 # A key in more than this share of open PRs does not generate candidates.
 MAX_KEY_SHARE = 0.1
 MIN_KEY_LIMIT = 50
+# Dates and numbers on one scale for the nearest-in-time fill (a busy repository opens a few
+# dozen PRs and issues a day); only the order matters.
+NUMBER_PER_DAY = 30
 
 
 @dataclass
@@ -213,7 +221,23 @@ class MemoryIndex:
             # A small index is scored whole: generation can then lose nothing.
             seen = set(ranked)
             ranked += sorted((n for n in self.docs if n not in seen and n != me), reverse=True)
+        elif len(ranked) < NEAREST_FILL:
+            seen = set(ranked)
+            ranked += self._nearest(features, NEAREST_FILL - len(ranked), seen | {me})
         return ranked
+
+    def _nearest(self, features: PRFeatures, count: int, skip: set[int]) -> list[int]:
+        """The ``count`` PRs opened nearest ``features`` (by date, else by number)."""
+        when = features.created_at
+
+        def distance(number: int) -> float:
+            other = self.docs[number].created_at
+            if when is not None and other is not None:
+                return abs((when - other).total_seconds()) / 86_400 * NUMBER_PER_DAY
+            return float(abs(number - features.number))
+
+        pool = (n for n in self.docs if n not in skip)
+        return heapq.nsmallest(count, pool, key=lambda n: (distance(n), -n))
 
     def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult:
         """Rank the open PRs against ``features``; excluded kinds are reported, not ranked."""
