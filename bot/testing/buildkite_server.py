@@ -7,8 +7,11 @@
         bk.finish_job(ref.number, "v1-attention-b200", "passed",
                       artifacts={"results.json": b"[...]"})   # sends a signed job.finished
 
-Builds are created with the fields vLLM's ``/ci run`` sends; artifacts download through a
-redirect, as Buildkite's do. Every request is counted, so tests can assert "one create per
+Builds are created with the fields vLLM's ``/ci run`` sends; ``add_build`` makes one the
+repository's own CI made (a push, vLLM's own ``/ci run``). The build list filters by commit,
+branch and meta-data, newest first, in pages chained by a ``Link`` header; ``list_status``
+makes it answer 401, 404 or 500 instead. Artifacts download through a redirect, as
+Buildkite's do. Every request is counted, so tests can assert "one create per
 selected build, none on a replay".
 """
 
@@ -21,6 +24,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import uvicorn
@@ -38,6 +42,7 @@ class FakeJob:
     step_key: str
     state: str = "scheduled"
     artifacts: list[dict[str, Any]] = field(default_factory=list)
+    name: str | None = None
 
 
 @dataclass
@@ -47,13 +52,17 @@ class FakeBuild:
     body: dict[str, Any]
     jobs: list[FakeJob]
     state: str = "scheduled"
+    created_at: str = "2026-01-01T00:00:00.000Z"
+    source: str = "api"
 
-    def to_json(self, base: str, web: str) -> dict[str, Any]:
-        return {
+    def to_json(self, base: str, web: str, *, jobs: bool = True) -> dict[str, Any]:
+        shown = {
             "id": self.id,
             "number": self.number,
             "state": self.state,
             "blocked": False,
+            "source": self.source,
+            "created_at": self.created_at,
             "commit": self.body.get("commit"),
             "branch": self.body.get("branch"),
             "message": self.body.get("message"),
@@ -66,17 +75,22 @@ class FakeBuild:
                 "base": self.body.get("pull_request_base_branch"),
                 "repository": self.body.get("pull_request_repository"),
             },
-            "jobs": [
+        }
+        if jobs:
+            shown["jobs"] = [
                 {
                     "id": job.id,
                     "type": "script",
+                    "name": job.name or job.step_key,
                     "step_key": job.step_key,
                     "state": job.state,
+                    "soft_failed": False,
+                    "retried": False,
                     "web_url": f"{web}/builds/{self.number}#{job.id}",
                 }
                 for job in self.jobs
-            ],
-        }
+            ]
+        return shown
 
 
 class FakeBuildkite:
@@ -102,6 +116,8 @@ class FakeBuildkite:
         self.blobs: dict[str, bytes] = {}
         self.calls: list[tuple[str, str]] = []
         self.deliveries: list[int] = []  # status codes prbot answered to each webhook
+        # A status the build list answers with instead of builds (401, 404, 500...).
+        self.list_status: int | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -143,23 +159,42 @@ class FakeBuildkite:
 
         @app.get(f"{base}/builds")
         def list_builds(request: Request) -> Response:
-            # Buildkite's filters: meta_data[name]=value and commit=sha, newest first.
+            # Buildkite's filters (meta_data[name]=value, commit, branch), newest first, in
+            # pages (page, per_page up to 100) chained by a Link header, as the real API.
+            if self.list_status is not None:
+                message = {401: "Authentication required", 404: "No pipeline found"}
+                text = message.get(self.list_status, "Internal server error")
+                return JSONResponse({"message": text}, status_code=self.list_status)
+            query = request.query_params
             wanted = {
                 key[len("meta_data[") : -1]: value
-                for key, value in request.query_params.items()
+                for key, value in query.items()
                 if key.startswith("meta_data[") and key.endswith("]")
             }
-            commit = request.query_params.get("commit")
+            commit, branch = query.get("commit"), query.get("branch")
+            per_page = max(1, min(int(query.get("per_page") or 30), 100))
+            page = max(1, int(query.get("page") or 1))
             with self.lock:
-                found = [
-                    build.to_json(self.url + base, web)
+                matching = [
+                    build
                     for build in reversed(self.builds.values())
                     if (commit is None or build.body.get("commit") == commit)
+                    and (branch is None or build.body.get("branch") == branch)
                     and all(
                         (build.body.get("meta_data") or {}).get(k) == v for k, v in wanted.items()
                     )
                 ]
-            return JSONResponse(found)
+                shown = matching[(page - 1) * per_page : page * per_page]
+                found = [
+                    build.to_json(self.url + base, web, jobs=query.get("exclude_jobs") != "true")
+                    for build in shown
+                ]
+            headers = {}
+            if page * per_page < len(matching):
+                following = dict(query.items()) | {"page": str(page + 1), "per_page": str(per_page)}
+                link = f"{self.url}{base}/builds?{urlencode(following)}"
+                headers["Link"] = f'<{link}>; rel="next"'
+            return JSONResponse(found, headers=headers)
 
         @app.get(f"{base}/builds/{{number}}")
         def get_build(number: int) -> Response:
@@ -235,6 +270,42 @@ class FakeBuildkite:
                 for m, path in self.calls
                 if (method is None or m == method) and path.endswith(path_suffix)
             )
+
+    def add_build(
+        self,
+        commit: str,
+        jobs: dict[str, str],
+        *,
+        branch: str = "main",
+        message: str = "",
+        meta_data: dict[str, str] | None = None,
+        state: str | None = None,
+        pull_request_id: int | None = None,
+        source: str = "webhook",
+    ) -> int:
+        """A build someone else made (the repository's own CI: a push, ``/ci run``), with
+        its jobs in the given states (step key -> state); returns its number."""
+        with self.lock:
+            number = len(self.builds) + 1
+            body = {
+                "commit": commit,
+                "branch": branch,
+                "message": message,
+                "meta_data": dict(meta_data or {}),
+                "pull_request_id": pull_request_id,
+            }
+            fake_jobs = [
+                FakeJob(str(uuid.uuid4()), key, job_state) for key, job_state in jobs.items()
+            ]
+            if state is None:
+                states = set(jobs.values())
+                state = "running" if states - set(FINISHED) else "passed"
+                if states & {"failed", "timed_out"}:
+                    state = "failed" if not states - set(FINISHED) else "failing"
+            self.builds[number] = FakeBuild(
+                str(uuid.uuid4()), number, body, fake_jobs, state, source=source
+            )
+            return number
 
     def finish_job(
         self,
