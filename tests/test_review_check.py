@@ -184,3 +184,23 @@ def test_a_flood_of_points_is_cut_in_the_comment_not_in_the_json():
 def test_the_section_sits_after_integration_in_the_report():
     names = [c.name for c in all_checks()]
     assert names.index("integration") < names.index("review") < names.index("changed_files")
+
+
+def test_over_the_file_limit_hot_files_come_first_and_every_skipped_file_is_named(
+    git_repo, check_context
+):
+    # Shared code sorts before the backend alphabetically; with room for two files the
+    # backend (a hot path) is still reviewed, and the two files left are each counted.
+    shared = {f"vllm/aaa/helper_{n}.py": f"x = {n}\n" for n in range(3)}
+    limit = "checks:\n  review:\n    max_files: 2\n"
+    section, _ = _section(git_repo, check_context, {BACKEND: _changed_backend(), **shared}, limit)
+    points = [f for f in section.findings if f["pattern"] != "not-reviewed"]
+    skipped = [f for f in section.findings if f["pattern"] == "not-reviewed"]
+    assert {f["path"] for f in points} == {BACKEND}
+    assert [f["path"] for f in skipped] == ["vllm/aaa/helper_1.py", "vllm/aaa/helper_2.py"]
+    assert section.summary.endswith("2 files not reviewed")
+    report = Report("org/vllm", 7, "a" * 40, "b" * 40, [section])
+    text = render_markdown(report)
+    assert "<summary>Not reviewed: 2 files</summary>" in text
+    assert "- `vllm/aaa/helper_1.py` past the 2-file limit\n" in text
+    assert "\\`" not in text  # no escaped, literal backtick

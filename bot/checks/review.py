@@ -43,6 +43,9 @@ def run(snapshot: Snapshot, rules: ReviewRules, context: CheckContext) -> Sectio
     ]
     if not targets:
         return Section("review", Status.SKIP, "the PR changes no Python file the review reads")
+    # Hot files (backends, kernels) first, in path order within each group: over max_files,
+    # what goes unreviewed is the shared code, not the backend the points are about.
+    targets.sort(key=lambda f: (not any(path_matches(f.path, g) for g in rules.hot_paths), f.path))
 
     def head_declared() -> set[str]:
         globs = rules.silent_optional_import.requirement_files

@@ -150,5 +150,8 @@ class ReviewRules(CheckRules):
     silent_optional_import: OptionalImportRules = Field(default_factory=OptionalImportRules)
     # Syntax nodes read per file; a larger file is reported, not reviewed.
     max_nodes: int = Field(default=400_000, ge=1)
-    # Files reviewed per PR; the rest are named in one finding.
+    # Files reviewed per PR, hot ones first; each file past it is a not-reviewed finding.
     max_files: int = Field(default=300, ge=1)
+    # Where the review points live (backend and kernel code, globs): read before the rest,
+    # so a PR over max_files still gets its backend reviewed.
+    hot_paths: list[str] = Field(default_factory=list)

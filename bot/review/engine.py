@@ -86,20 +86,24 @@ def review_files(
     rules: ReviewRules,
     declared: Container[str] = frozenset(),
 ) -> ReviewResult:
-    """``files`` are (path, head text or None, added line numbers or None when unknown)."""
+    """``files`` are (path, head text or None, added line numbers or None when unknown).
+
+    Past ``rules.max_files`` every further file is a ``not-reviewed`` finding of its own, so
+    the count said is the true one; callers put the files the rules name as hot first.
+    """
     result = ReviewResult()
-    for index, (path, source, added) in enumerate(files):
-        if index >= rules.max_files:
-            result.not_reviewed.append(
-                not_reviewed(path, f"and later files: over the {rules.max_files}-file limit")
-            )
-            break
+    reviewed = 0
+    for path, source, added in files:
+        if reviewed >= rules.max_files:
+            result.not_reviewed.append(not_reviewed(path, f"past the {rules.max_files}-file limit"))
+            continue
+        reviewed += 1
         if source is None:
-            result.not_reviewed.append(not_reviewed(path, f"`{path}` could not be read at head"))
+            result.not_reviewed.append(not_reviewed(path, "could not be read at head"))
             continue
         if added is None:
             result.not_reviewed.append(
-                not_reviewed(path, f"`{path}` has no diff to map to lines (too large or binary)")
+                not_reviewed(path, "has no diff to map to lines (too large or binary)")
             )
             continue
         if not added:
@@ -108,5 +112,5 @@ def review_files(
         try:
             result.flags += review_file(path, source, added, rules, declared)
         except InputRejected as exc:
-            result.not_reviewed.append(not_reviewed(path, str(exc)))
+            result.not_reviewed.append(not_reviewed(path, exc.reason))
     return result
