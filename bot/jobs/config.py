@@ -67,12 +67,47 @@ class BenchmarkRules(_Strict):
     alpha: float = Field(default=0.05, gt=0, lt=0.5)  # false-discovery rate across configs
 
 
+class CiSignalRules(_Strict):
+    """How a failed GPU job is sorted (``bot.jobs.ci_signal``) and what fails the check."""
+
+    enabled: bool = True
+    # Base-branch builds read per repository and branch (newest first; 50 a page).
+    history_builds: int = Field(default=50, ge=1, le=500)
+    # broken_trunk: the step failed in this many latest completed runs at or before the
+    # merge base (or in the merge base's own build).
+    broken_trunk_builds: int = Field(default=2, ge=1, le=20)
+    # flaky: this many failures that did not stay (alone between passes, or passed on a
+    # retry of the same commit) among the step's last flaky_window completed runs.
+    flaky_window: int = Field(default=30, ge=2, le=500)
+    flaky_failures: int = Field(default=2, ge=1, le=100)
+    # Fewer completed runs of the step on the base branch than this: unknown, never new.
+    min_base_runs: int = Field(default=3, ge=1, le=100)
+    # In dispatch mode, a failure with no trunk history is retried once on the same
+    # commit before it is called new.
+    retry: bool = True
+    # Classifications that fail the check run; the others are shown and pass.
+    fail_on: list[Literal["new", "unknown", "broken_trunk", "flaky"]] = Field(
+        default_factory=lambda: ["new"]
+    )
+
+    def thresholds(self) -> dict[str, int]:
+        """The numbers ``bot.jobs.ci_signal.SignalRules`` takes."""
+        return {
+            "history_builds": self.history_builds,
+            "broken_trunk_builds": self.broken_trunk_builds,
+            "flaky_window": self.flaky_window,
+            "flaky_failures": self.flaky_failures,
+            "min_base_runs": self.min_base_runs,
+        }
+
+
 class JobsRules(CheckRules):
     steps: StepFileRules | None = None
     hardware: HardwareRules = Field(default_factory=HardwareRules)
     registry: RegistryRules = Field(default_factory=RegistryRules)
     jobs: list[RuleJobRules] = Field(default_factory=list)
     benchmark: BenchmarkRules = Field(default_factory=BenchmarkRules)
+    ci_signal: CiSignalRules = Field(default_factory=CiSignalRules)
     # Labels that approve the PR's current head for GPU jobs when someone with write access
     # adds them (like the approval command; a push needs the label added again).
     approval_labels: list[str] = Field(default_factory=list)
