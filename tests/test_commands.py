@@ -76,6 +76,14 @@ HIDDEN = {
     "a table header": "| /recheck | why |\n| --- | --- |\n| a | b |\n",
     "a table cell": "| command | why |\n| --- | --- |\n| /recheck | b |\n",
     "prbot's own report": "<!-- prbot:report -->\n<!-- prbot:head=abc -->\n/recheck\n",
+    # The HTML block ends with its list item or quote, but the browser's comment does not:
+    # it runs on to the next raw "-->" or the end of the page (issue 21, item 12).
+    "a comment a list item leaves open": "- <!--\n\n/recheck\n",
+    "a comment a quote leaves open": "> <!--\n\n/recheck\n",
+    "a comment a nested list leaves open": "- a\n  - <!-- b\n\n/recheck\n",
+    "a '-->' in text closes nothing": "- <!--\n\n-->\n\n/recheck\n",
+    "an element shown as code left open": "<code>\n\n/recheck\n",
+    "a comment inside a processing instruction": "<? a > <!-- b ?>\n\n/recheck\n",
 }
 
 
@@ -99,6 +107,16 @@ VISIBLE = {
         "",
     ),
     "argument with inline code": ("/recheck `runner-3` died", "recheck", "runner-3 died"),
+    "after a closed comment in a list item": ("- <!-- a -->\n\n/recheck", "recheck", ""),
+    "after an empty comment": ("<!-->\n\n/recheck", "recheck", ""),
+    "after an unclosed inline '<!--' (text, not HTML)": ("- a <!--\n\n/recheck", "recheck", ""),
+    "after an image tag": ('<img src="x.png" width="200">\n\n/recheck', "recheck", ""),
+    "after a line break tag": ("line<br>\n/recheck", "recheck", ""),
+    "a comment closed inside a later tag": (
+        '- <!--\n\n<div title="-->">\n\n/recheck',
+        "recheck",
+        "",
+    ),
 }
 
 

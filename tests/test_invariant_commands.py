@@ -76,3 +76,25 @@ def test_bots_comments_are_never_commands(stack):
 # CommonMark and renders inside the quote on GitHub (fixed by reading comments with markdown-it).
 def test_a_command_on_a_quotes_continuation_line_is_quoted():
     assert parse_commands("> you asked for a\n/recheck") == []
+
+
+# GitHub renders "- <!-- a note" as a list item holding an HTML block; the browser's comment
+# then runs to the end of the page, so the /recheck below it is invisible there. On main,
+# whose parser ended the comment with the list item, the hidden line ran (issue 21, item 12).
+def test_a_command_an_unclosed_comment_hides_on_github_does_nothing(stack):
+    gh = stack.github
+    number = open_pr(stack, author="alice")
+    hidden = gh.add_user_comment(REPO, number, "alice", "Thanks!\n\n- <!-- a note\n\n/recheck\n")
+    answer = stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, hidden))
+    assert answer.status_code == 202
+    wait_for(lambda: len(jobs_of_kind(stack, "delivery")) == 1, what="the delivery")
+    wait_for(stack.idle, what="idle queue")
+    assert [j.state for j in jobs_of_kind(stack, "delivery")] == ["done"]
+    assert jobs_of_kind(stack, "pipeline") == [] and gh.reactions(REPO, hidden["id"]) == []
+
+    # The note closed, the same line is shown on GitHub and runs: the path above was live.
+    shown = gh.add_user_comment(REPO, number, "alice", "Thanks!\n\n- <!-- a note -->\n\n/recheck\n")
+    stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, shown))
+    wait_for(lambda: jobs_of_kind(stack, "pipeline"), what="the shown recheck")
+    wait_for(stack.idle, what="idle queue")
+    assert "eyes" in gh.reactions(REPO, shown["id"])

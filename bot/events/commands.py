@@ -5,7 +5,10 @@ a CommonMark parser (markdown-it-py, tables on as GitHub has them), so only what
 paragraph text counts: paragraphs and list items, but never quotes (lazy continuation lines
 included), fenced or indented code, inline code, HTML blocks and comments, ``<pre>`` and
 friends, headings or table cells. Line-based guesses get these wrong (a fence "closed" by
-```` ``` text ```` is still open). prbot's own comments carry its marker and are never read.
+```` ``` text ```` is still open). The raw HTML of the whole comment, quotes and list items
+included, is then read in order as a browser reads GitHub's page (bot/events/hidden_html.py):
+a ``<!--`` a list item leaves open hides every paragraph after it. prbot's own comments carry
+its marker and are never read.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.core.markdown import code_span
+from bot.events.hidden_html import RawHtml
 
 # Every way to type a command -> the command it runs. A repository's rules extend it with
 # aliases (``commands.recheck.aliases: ["ci run"]``); see bot.report.rules.CommandRules.spellings.
@@ -41,10 +45,6 @@ OWN_MARKER = "<!-- prbot:"
 _COMMAND = re.compile(r"^/([a-z][a-z0-9_-]*)(?:[ \t]+(.*))?$")
 # Blocks whose paragraphs a reader does not see as plain prose.
 _HIDING_BLOCKS = {"blockquote_open": 1, "blockquote_close": -1, "table_open": 1, "table_close": -1}
-# Inline HTML that shows its content as code or not at all.
-_LITERAL_TAG = re.compile(
-    r"<(/?)(pre|code|kbd|samp|tt|var|textarea|script|style|template|xmp|listing)\b", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,12 @@ class Command:
 _MAYBE_COMMAND_LINE = re.compile(r"(?m)^[ \t>*_+\-0-9.)]*/[a-z]")
 _MAYBE_COMMAND = re.compile(r"(?m)^[ \t*_]*/[a-z]")
 # markdown-it-py costs tens of microseconds per token, and its link rule is quadratic on
-# hostile text (60,000 "![" take over ten seconds). So inline parsing runs only on paragraphs
-# that could hold a command, each at most this long (a command is a short line, not part of
-# a wall of text), and on this many characters per comment in all.
+# hostile text (60,000 "![" take over ten seconds), so inline parsing runs without it (a
+# line that starts with "/" starts no link), and only on paragraphs that could hold a command
+# (each at most this long: a command is a short line, not part of a wall of text) or raw
+# HTML (which may hide what follows). A whole 65,536-character comment of hostile text
+# costs about 0.25 s.
 MAX_PARAGRAPH_CHARS = 2_000
-MAX_INLINE_CHARS = 8_000
 # A reason ("/recheck flaky runner") is kept with the job; more than a line is not a reason.
 MAX_ARGUMENT_CHARS = 200
 
@@ -90,25 +91,27 @@ def _inline_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").disable(["link", "image", "autolink"])
 
 
-def _paragraph_lines(children: list[Token]) -> Iterator[str]:
-    """The lines of one paragraph that start with plain text, as a reader sees them.
+def _paragraph_lines(children: list[Token], html: RawHtml) -> Iterator[str]:
+    """The lines of one paragraph that start with plain text a reader sees.
 
     A line starting with anything else (inline code, a link, an image, HTML) is not a
-    command; so is every line inside inline ``<pre>``/``<code>``/... tags.
+    command; text the raw HTML hides (:mod:`bot.events.hidden_html`) is not read, and
+    every raw HTML piece is fed to ``html``, so what it leaves open hides what follows.
     """
     parts: list[str] = []
     starts_with_text: bool | None = None
-    literal = 0
     for child in [*children, Token("softbreak", "", 0)]:
         if child.type in ("softbreak", "hardbreak"):
-            if starts_with_text and literal == 0:
+            if starts_with_text:
                 yield "".join(parts).strip()
             parts, starts_with_text = [], None
             continue
         if child.type == "html_inline":
-            for closing, _ in _LITERAL_TAG.findall(child.content):
-                literal = max(literal - 1, 0) if closing else literal + 1
-        if child.type == "text":
+            html.feed(child.content)
+            starts_with_text = starts_with_text or False
+        elif html.hidden:
+            starts_with_text = starts_with_text or False
+        elif child.type == "text":
             if starts_with_text is None:
                 starts_with_text = bool(child.content.strip()) or None
             parts.append(child.content)
@@ -116,26 +119,39 @@ def _paragraph_lines(children: list[Token]) -> Iterator[str]:
             starts_with_text = starts_with_text or False
             parts.append(child.content)
         elif child.type not in ("em_open", "em_close", "strong_open", "strong_close"):
-            starts_with_text = starts_with_text or False  # links, images, HTML
+            starts_with_text = starts_with_text or False  # links, images
 
 
 def _visible_lines(body: str) -> Iterator[str]:
     tokens = _block_parser().parse(body)
-    hidden = 0
-    budget = MAX_INLINE_CHARS
+    html = RawHtml()
+    quoted = 0
     for index, token in enumerate(tokens):
-        hidden += _HIDING_BLOCKS.get(token.type, 0)
-        if (
-            token.type == "inline"
-            and hidden == 0
-            and index > 0
+        quoted += _HIDING_BLOCKS.get(token.type, 0)
+        if token.type == "html_block":
+            html.feed(token.content)
+            continue
+        if token.type != "inline":
+            continue
+        content = token.content
+        raw = "<" in content  # may hold inline HTML, which may hide what follows
+        readable = (
+            quoted == 0
             and tokens[index - 1].type == "paragraph_open"
-            and len(token.content) <= min(MAX_PARAGRAPH_CHARS, budget)
-            and _MAYBE_COMMAND.search(token.content)
-        ):
-            budget -= len(token.content)
-            [inline] = _inline_parser().parseInline(token.content)
-            yield from _paragraph_lines(inline.children or [])
+            and _MAYBE_COMMAND.search(content) is not None
+        )
+        if not raw and (html.hidden or not readable):
+            continue
+        readable = readable and len(content) <= MAX_PARAGRAPH_CHARS
+        if not (raw or readable):
+            continue
+        [inline] = _inline_parser().parseInline(content)
+        lines = _paragraph_lines(inline.children or [], html)
+        if readable:
+            yield from lines
+        else:
+            for _ in lines:  # read for its HTML only
+                pass
 
 
 def parse_commands(body: object, spellings: Mapping[str, str] = DEFAULT_SPELLINGS) -> list[Command]:
