@@ -33,6 +33,21 @@ def test_serve_without_app_settings_is_one_clear_line(tmp_path, monkeypatch):
     ]
 
 
+def test_serve_refuses_the_examples_placeholder_secret_in_one_line(tmp_path):
+    # deploy/prbot.env.example ships "change-me"; on main `prbot serve` started with it.
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PRBOT_DATA_DIR": str(tmp_path),
+        "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+        "PRBOT_WEBHOOK_SECRET": "change-me",
+    }
+    result = _prbot("serve", "--no-worker", "--port", "0", env=env)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("prbot: error: PRBOT_WEBHOOK_SECRET is the placeholder from")
+    assert not (tmp_path / "db.sqlite").exists()
+
+
 def test_intake_alone_needs_no_app_key(tmp_path):
     # The intake never calls GitHub: deploy/ runs it without the key, which only workers read.
     with ServeProcess(tmp_path, "--no-worker") as serve:
@@ -45,7 +60,7 @@ def test_worker_with_unreadable_key_is_one_clear_line(tmp_path):
         "PATH": "/usr/bin:/bin",
         "PRBOT_DATA_DIR": str(tmp_path),
         "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
-        "PRBOT_WEBHOOK_SECRET": "s",
+        "PRBOT_WEBHOOK_SECRET": "worker-test-secret-0123",
         "PRBOT_APP_ID": "1",
         "PRBOT_PRIVATE_KEY_PATH": str(tmp_path / "missing.pem"),
     }

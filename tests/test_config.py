@@ -22,7 +22,7 @@ def good_env(tmp_path, monkeypatch):
     key = tmp_path / "app.pem"
     key.write_text(generate_private_key_pem())
     env = {
-        "PRBOT_WEBHOOK_SECRET": "s3cret",
+        "PRBOT_WEBHOOK_SECRET": "s3cret-0123456789",
         "PRBOT_APP_ID": "12",
         "PRBOT_PRIVATE_KEY_PATH": str(key),
         "PRBOT_DATA_DIR": str(tmp_path / "data"),
@@ -52,6 +52,11 @@ BAD_VALUES = [
     ("PRBOT_LOG_LEVEL", "LOUD", "must be one of DEBUG"),
     ("PRBOT_SANDBOX_USER", "no-such-account-here", "no account named"),
     ("PRBOT_INTAKE_MAX_CONNECTIONS", " 500", "whitespace around"),
+    # The examples' placeholder and short secrets start nothing (issue 21, item 15).
+    ("PRBOT_WEBHOOK_SECRET", "change-me", "the placeholder from the examples"),
+    ("PRBOT_WEBHOOK_SECRET", "x", "too short to be a secret: 1 characters, at least 16"),
+    ("PRBOT_WEBHOOK_SECRET", "a-long-new-secret-value,old", "too short to be a secret"),
+    ("PRBOT_DATABASE_URL", "postgresql://prbot:change-me@127.0.0.1:9/p", "placeholder password"),
 ]
 
 
@@ -126,12 +131,12 @@ def test_good_values_are_parsed(good_env, monkeypatch):
     monkeypatch.setenv("PRBOT_LOG_LEVEL", "info")
     monkeypatch.setenv("PRBOT_LOG_FORMAT", "JSON")
     monkeypatch.setenv("PRBOT_GITHUB_API_URL", "https://ghes.example.com/api/v3/")
-    monkeypatch.setenv("PRBOT_WEBHOOK_SECRET", "new,old")
+    monkeypatch.setenv("PRBOT_WEBHOOK_SECRET", "new-secret-0123456789,old-secret-0123456789")
     settings = Settings.from_env()
     assert settings.default_rules == "vllm" and settings.worker_threads == 4
     assert (settings.log_level, settings.log_format) == ("INFO", "json")
     assert settings.github_api_url == "https://ghes.example.com/api/v3"
-    assert settings.webhook_secrets == ("new", "old")
+    assert settings.webhook_secrets == ("new-secret-0123456789", "old-secret-0123456789")
     settings.check_startup(github=True)
 
 
@@ -186,6 +191,8 @@ CI_BAD_VALUES = [
     ("PRBOT_BUILDKITE_TOKEN", "bkua_1,bkua_2", "one token"),
     ("PRBOT_BUILDKITE_TOKEN", "bkua_123 ", "whitespace around"),
     ("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "new,,old", "empty entries"),
+    ("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "change-me", "the placeholder from the examples"),
+    ("PRBOT_BUILDKITE_WEBHOOK_TOKEN", "bkwh-0123456789abcdef,old", "too short to be a secret"),
     ("PRBOT_BUILDKITE_API_URL", "http://buildkite.example.com", "https URL"),
     ("PRBOT_BUILDKITE_API_URL", "api.buildkite.com", "http(s) URL"),
     ("PRBOT_BUILDKITE_WEBHOOK_MAX_AGE", "0", "above 0"),
@@ -257,3 +264,13 @@ def test_no_ci_settings_mean_no_engine_and_the_defaults(good_env):
     ci = Settings.from_env().ci
     assert ci == CiSettings()
     assert (ci.buildkite_token, ci.buildkite_webhook_tokens) == (None, ())
+
+
+def test_a_short_buildkite_api_token_is_refused(good_env, monkeypatch, capsys):
+    for name, value in BUILDKITE.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PRBOT_BUILDKITE_TOKEN", "bkua_1")
+    assert main(["worker"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("prbot: error: PRBOT_BUILDKITE_TOKEN is too short to be a secret")
+    assert "bkua_1" not in line

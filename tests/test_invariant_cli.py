@@ -68,7 +68,7 @@ def _service_env(tmp_path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRBOT_")}
     env.update(
         {
-            "PRBOT_WEBHOOK_SECRET": "serve-secret",
+            "PRBOT_WEBHOOK_SECRET": "serve-secret-0123456789",
             "PRBOT_DATA_DIR": str(tmp_path / "data"),
             "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'prbot.sqlite'}",
             "PRBOT_POLL_SECONDS": "0.05",
@@ -125,7 +125,7 @@ def test_serve_answers_webhooks_and_stops_cleanly_on_sigint(tmp_path):
         url = _wait_line(lines, r"running on (http://127\.0\.0\.1:\d+)", seen).group(1)
         assert httpx.get(f"{url}/healthz", timeout=30).status_code == 200
         assert httpx.get(f"{url}/readyz", timeout=30).status_code == 200
-        ping = send(f"{url}/webhooks/github", "ping", b'{"zen": "hi"}', "serve-secret")
+        ping = send(f"{url}/webhooks/github", "ping", b'{"zen": "hi"}', "serve-secret-0123456789")
         assert ping.status_code == 200 and ping.json()["status"] == "pong"
         forged = send(f"{url}/webhooks/github", "ping", b'{"zen": "hi"}', "wrong")
         assert forged.status_code == 401

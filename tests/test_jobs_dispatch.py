@@ -148,10 +148,10 @@ def test_untrusted_heads_are_recorded_as_awaiting_and_nothing_is_sent(
 
 def test_no_secret_reaches_a_build(engine, buildkite, tmp_path, monkeypatch) -> None:
     secrets = {
-        "PRBOT_WEBHOOK_SECRET": "whsec-123456",
+        "PRBOT_WEBHOOK_SECRET": "whsec-1234567890abcdef",
         "PRBOT_PRIVATE_KEY_PATH": "/secret/key.pem",
         "PRBOT_BUILDKITE_TOKEN": "bk-api",
-        "PRBOT_BUILDKITE_WEBHOOK_TOKEN": "bkwh-abcdef",
+        "PRBOT_BUILDKITE_WEBHOOK_TOKEN": "bkwh-abcdef0123456789",
         "PRBOT_DATABASE_URL": "postgresql://user:pw@db/prbot",
         "GITHUB_TOKEN": "ghs_token_value",
     }

@@ -72,7 +72,7 @@ def test_serve_with_an_unopenable_inbox_is_one_clear_line(tmp_path):
         "PATH": "/usr/bin:/bin",
         "PRBOT_DATA_DIR": str(tmp_path),
         "PRBOT_DATABASE_URL": f"sqlite:///{tmp_path / 'prbot.sqlite'}",
-        "PRBOT_WEBHOOK_SECRET": "s",
+        "PRBOT_WEBHOOK_SECRET": "inbox-test-secret-0123",
     }
     result = subprocess.run(
         [sys.executable, "-m", "bot", "serve", "--no-worker", "--port", "0"],

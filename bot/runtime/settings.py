@@ -50,6 +50,26 @@ def _shown(name: str, raw: str) -> str:
     return "value hidden" if "SECRET" in name or "TOKEN" in name else repr(raw[:80])
 
 
+# A shorter secret is guessable offline from one signed delivery; the examples' placeholder
+# (deploy/prbot.env.example, the Kubernetes secret) is public. Both are refused at start.
+MIN_SECRET_CHARS = 16
+PLACEHOLDER_SECRETS = frozenset({"change-me", "changeme", "change_me", "replace-me", "secret"})
+
+
+def check_secret(name: str, value: str) -> None:
+    """Raise ConfigError for the examples' placeholder or a short secret; never echoes it."""
+    if value.strip().lower() in PLACEHOLDER_SECRETS:
+        raise ConfigError(
+            f"{name} is the placeholder from the examples; set a random secret of at least "
+            f"{MIN_SECRET_CHARS} characters (e.g. `openssl rand -hex 32`)"
+        )
+    if len(value) < MIN_SECRET_CHARS:
+        raise ConfigError(
+            f"{name} is too short to be a secret: {len(value)} characters, at least "
+            f"{MIN_SECRET_CHARS} needed (value hidden)"
+        )
+
+
 def _raw(name: str) -> str | None:
     raw = os.environ.get(name)
     return None if raw is None or raw == "" else raw
@@ -350,6 +370,7 @@ class Settings:
             load_private_key(self.private_key(), "PRBOT_PRIVATE_KEY_PATH")
         elif intake and not self.webhook_secrets:
             raise ConfigError("missing settings: PRBOT_WEBHOOK_SECRET")
+        self.check_secrets()
         if self.sandbox_user is not None:
             import pwd
 
@@ -367,6 +388,21 @@ class Settings:
             ) from None
         if not os.access(self.data_dir, os.W_OK | os.X_OK):
             raise ConfigError(f"PRBOT_DATA_DIR: {self.data_dir} is not writable")
+
+    def check_secrets(self) -> None:
+        """Every secret setting that is set: not a placeholder, not short (check_secret)."""
+        for secret in self.webhook_secrets:
+            check_secret("PRBOT_WEBHOOK_SECRET", secret)
+        for token in self.ci.buildkite_webhook_tokens:
+            check_secret("PRBOT_BUILDKITE_WEBHOOK_TOKEN", token)
+        if self.ci.buildkite_token is not None:
+            check_secret("PRBOT_BUILDKITE_TOKEN", self.ci.buildkite_token)
+        password = _url_password(self.database_url)
+        if password is not None and password.lower() in PLACEHOLDER_SECRETS:
+            raise ConfigError(
+                "PRBOT_DATABASE_URL has the placeholder password from the examples; "
+                "set the database's real password"
+            )
 
     def private_key(self) -> str:
         if self.private_key_path is None:
@@ -406,3 +442,15 @@ def load_private_key(pem: str, name: str) -> None:
         ) from None
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ConfigError(f"{name}: GitHub App keys are RSA; this key is not")
+
+
+def _url_password(url: str | None) -> str | None:
+    if not url:
+        return None
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return None
+    return unquote(password) if password else None
