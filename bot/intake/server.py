@@ -1,12 +1,10 @@
-"""The webhook intake: verify, validate, store, answer 202. No GitHub call in the request.
+"""The webhook intake's app: verify, validate, store, answer 202. No GitHub call in the request.
 
-``POST /webhooks/github`` streams the body through the HMAC into a spool (bounded in size,
-time and bytes in flight across connections), checks the signature against every
-configured secret, drops events prbot does not handle without storing them, validates the
-fields prbot reads (bot/events/payloads.py) and records the rest: delivery + queue job, in batched
-transactions on one writer thread (bot/intake/writer.py), so the event loop never waits on
-the database. A signed delivery that does not validate is stored as ``rejected`` with its
-reason, answered 400.
+The routes: ``POST /webhooks/github`` (bot/intake/github.py: the body streamed through the
+HMAC into a bounded spool, then validated and stored by one writer thread,
+bot/intake/writer.py, so the event loop never waits on the database), ``POST
+/webhooks/buildkite`` (bot/intake/buildkite.py), and the health, readiness and metrics
+endpoints.
 """
 
 from __future__ import annotations
@@ -19,99 +17,22 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
-from starlette.requests import ClientDisconnect
 
-from bot.events.webhooks import (
-    HANDLED_ACTIONS,
-    SignatureCheck,
-    WebhookError,
-    check_signature_header,
-    delivery_headers,
-)
 from bot.intake.body import (
-    BodySpool,
-    BodyTimeout,
-    BodyTooLarge,
     InflightBudget,
-    IntakeBusy,
-    read_signed_body,
 )
 from bot.intake.buildkite import receive as receive_buildkite
+from bot.intake.github import GITHUB_WEBHOOK_OPENAPI, GitHubIntake
 from bot.intake.writer import DeliveryWriter
-from bot.runtime.metrics import REGISTRY, QueueDepthCollector, count_delivery, exposition
+from bot.runtime.metrics import REGISTRY, QueueDepthCollector, exposition
 from bot.runtime.settings import Settings
 from bot.store import db
 from bot.store.inbox import waiting_in_inbox
 from bot.store.queue import Queue
 
 log = logging.getLogger(__name__)
-
-RETRY_AFTER_SECONDS = 5
-# On answers sent before the body was read in full: uvicorn would otherwise keep the
-# connection and read (and discard) the rest of an upload nobody wants.
-CLOSE = {"Connection": "close"}
-# A refused body up to this size is cheaper to read and drop than a new connection.
-DRAIN_BYTES = 64 * 1024
-
-
-# The route reads the raw body (the signature is over its bytes), so FastAPI cannot infer
-# what it takes; this says it, for clients and for the fuzz run over /openapi.json.
-GITHUB_WEBHOOK_OPENAPI: dict[str, Any] = {
-    "parameters": [
-        {"name": name, "in": "header", "required": True, "schema": {"type": "string"}}
-        for name in ("X-Hub-Signature-256", "X-GitHub-Event", "X-GitHub-Delivery")
-    ],
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "properties": {
-                        "action": {"type": "string"},
-                        "installation": {
-                            "type": "object",
-                            "properties": {"id": {"type": "integer"}},
-                        },
-                        "repository": {
-                            "type": "object",
-                            "properties": {"full_name": {"type": "string"}},
-                        },
-                    },
-                }
-            }
-        },
-    },
-    "responses": {
-        "202": {"description": "stored and queued"},
-        "200": {"description": "ping, a duplicate, or an event prbot does not handle"},
-        "400": {"description": "signed, but a payload prbot cannot use (stored as rejected)"},
-        "401": {"description": "missing or wrong signature"},
-        "413": {"description": "body over PRBOT's limit"},
-        "503": {"description": "busy or storage unavailable; retry later"},
-    },
-}
-
-
-def _close_unless_small(request: Request) -> dict[str, str]:
-    declared = request.headers.get("content-length", "")
-    return {} if declared.isdigit() and int(declared) <= DRAIN_BYTES else CLOSE
-
-
-def _answer(
-    status: int,
-    event: str | None,
-    outcome: str,
-    *,
-    verified: bool,
-    headers: dict[str, str] | None = None,
-    **extra: Any,
-) -> JSONResponse:
-    count_delivery(event, outcome, verified=verified)
-    return JSONResponse({"status": outcome, **extra}, status_code=status, headers=headers)
 
 
 class IntakeApp(FastAPI):
@@ -194,102 +115,13 @@ def create_app(
     app.state.inflight = budget
     app.state.settings = settings
 
+    intake = GitHubIntake(settings, writer, budget, spool_dir)
+
     @app.post("/webhooks/github", openapi_extra=GITHUB_WEBHOOK_OPENAPI)
     async def github_webhook(request: Request) -> Response:
-        # Nothing from the headers is trusted (or becomes a metric label) before the
-        # signature over the whole body has checked.
-        try:
-            signature = check_signature_header(request.headers.get("x-hub-signature-256"))
-            check = SignatureCheck(settings.webhook_secrets)
-        except WebhookError as exc:
-            outcome = "bad_signature" if exc.status == 401 else "error"
-            return _answer(
-                exc.status,
-                None,
-                outcome,
-                verified=False,
-                headers=_close_unless_small(request),
-                message=str(exc),
-            )
-        spool = BodySpool(spool_dir)
-        claimed = 0
-        try:
-            try:
-                claimed = await read_signed_body(
-                    request,
-                    check,
-                    spool,
-                    budget,
-                    limit=settings.max_body_bytes,
-                    timeout=settings.body_timeout,
-                )
-            except BodyTooLarge:
-                limit_mib = settings.max_body_bytes // (1024 * 1024)
-                return _answer(
-                    413,
-                    None,
-                    "too_large",
-                    verified=False,
-                    headers=CLOSE,
-                    message=f"body exceeds {limit_mib} MiB",
-                )
-            except IntakeBusy:
-                return _answer(
-                    503,
-                    None,
-                    "busy",
-                    verified=False,
-                    headers={"Retry-After": str(RETRY_AFTER_SECONDS), **CLOSE},
-                    message="too many request bytes in flight; retry later",
-                )
-            except ClientDisconnect:
-                # Gone before the body was in; nobody reads the answer.
-                count_delivery(None, "disconnected", verified=False)
-                return Response(status_code=400)
-            except BodyTimeout:
-                return _answer(
-                    408,
-                    None,
-                    "timeout",
-                    verified=False,
-                    headers=CLOSE,
-                    message=f"body not received within {settings.body_timeout:g}s",
-                )
-            try:
-                check.verify(signature)
-            except WebhookError as exc:
-                return _answer(401, None, "bad_signature", verified=False, message=str(exc))
-            headers = {k.lower(): v for k, v in request.headers.items()}
-            try:
-                event, _guid = delivery_headers(headers)
-            except WebhookError as exc:
-                return _answer(exc.status, None, "malformed", verified=True, message=str(exc))
-            if event == "ping":
-                return _answer(200, event, "pong", verified=True)
-            if event not in HANDLED_ACTIONS:
-                return _answer(200, event, "ignored", verified=True)
-            body = await spool.read()
-        finally:
-            spool.close()
-            budget.release(claimed)
-        try:
-            stored = await writer.store(headers, body)
-        except WebhookError as exc:  # 415: a content type GitHub never sends
-            return _answer(exc.status, event, "malformed", verified=True, message=str(exc))
-        except SQLAlchemyError as exc:
-            log.error("could not store delivery: %s", exc)
-            return _answer(
-                503,
-                event,
-                "error",
-                verified=True,
-                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-                message="storage unavailable; redeliver later",
-            )
-        extra = {"message": stored.message} if stored.message else {}
-        return _answer(stored.status, event, stored.outcome, verified=True, **extra)
+        return await intake.receive(request)
 
-    app.webhook_handler = github_webhook
+    app.webhook_handler = intake.receive
 
     @app.post("/webhooks/buildkite")
     async def buildkite_webhook(request: Request) -> Response:
