@@ -152,3 +152,39 @@ def test_a_command_in_a_wall_of_text_is_not_read():
 def test_a_long_reason_is_cut():
     [command] = parse_commands("/recheck " + "why " * 400)
     assert command.name == "recheck" and len(command.argument) == 200
+
+
+VLLM_SPELLINGS = {"recheck": "recheck", "approve_gpu": "approve_gpu", "approve-gpu": "approve_gpu",
+                  "fix": "fix", "help": "help"}  # fmt: skip
+
+
+@pytest.mark.parametrize("body", ["/amd-ci run", "/ci cancel", "/ci run", "/ci retry", "/retest"])
+def test_other_bots_commands_are_no_near_miss(body):
+    [command] = parse_commands(body, VLLM_SPELLINGS)
+    assert not command.known and command.suggestion is None and not command.needs_reply
+
+
+def test_a_many_word_alias_lends_its_first_word_no_hints():
+    spellings = {**VLLM_SPELLINGS, "ci run": "recheck"}
+    [cancel] = parse_commands("/ci cancel", spellings)
+    assert cancel.suggestion is None and not cancel.needs_reply
+    [run] = parse_commands("/ci run now", spellings)
+    assert run.known and run.name == "recheck" and run.typed == "/ci run"
+
+
+@pytest.mark.parametrize(
+    ("body", "typed", "suggestion"),
+    [("/rechek", "/rechek", "recheck"), ("/aprove-gpu", "/aprove-gpu", "approve-gpu")],
+)
+def test_near_misses_of_prbots_own_commands(body, typed, suggestion):
+    [command] = parse_commands(body, VLLM_SPELLINGS)
+    assert command.suggestion == suggestion and command.as_typed == typed and command.needs_reply
+
+
+def test_every_command_knows_how_it_was_typed():
+    found = parse_commands("/approve-gpu\n\n/prbot fix docs\n\n/prbot", VLLM_SPELLINGS)
+    assert [(c.name, c.as_typed) for c in found] == [
+        ("approve_gpu", "/approve-gpu"),
+        ("fix", "/prbot fix"),
+        ("help", "/prbot"),
+    ]

@@ -27,7 +27,7 @@ def test_demo_prints_the_posted_comment(tmp_path):
     assert "| `TOKENSPEED_MLA` |" in result.stdout and "CUDA priority lists" in result.stdout
     assert "webhook answered 202" in result.stderr
     # The GPU jobs: a Blackwell-only backend gets the B200 step and its MLA decode benchmark,
-    # dispatched after a maintainer's /ci run, finished by the local Buildkite's webhooks.
+    # dispatched after a maintainer's /approve-gpu, finished by the local Buildkite's webhooks.
     assert (
         "[✅ passed](" in result.stdout
         and "Not chosen for this hardware: v1-attention-h100" in (result.stdout)

@@ -433,14 +433,14 @@ def test_help_and_near_misses_get_one_reply_per_comment(stack):
 
 def test_a_repository_keeps_its_own_command_spelling(bare_stack):
     gh = bare_stack.github
-    policy = "commands:\n  recheck:\n    aliases: [ci run, retest]\n"
+    policy = "commands:\n  recheck:\n    aliases: [rerun report, rerun]\n"
     gh.create_repo(
         REPO,
         installation_id=INSTALLATION_ID,
         files={"a.py": "x = 1\n", ".github/prbot.yml": policy},
     )
     number, _ = _reported_pr(bare_stack)
-    comment = gh.add_user_comment(REPO, number, "alice", "/ci run flaky runner")  # the author
+    comment = gh.add_user_comment(REPO, number, "alice", "/rerun report flaky runner")  # the author
     bare_stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, comment))
     wait_for(lambda: "rocket" in gh.reactions(REPO, comment["id"]), what="the re-run")
     typo = gh.add_user_comment(REPO, number, "alice", "/prbot frobnicate")
@@ -448,7 +448,7 @@ def test_a_repository_keeps_its_own_command_spelling(bare_stack):
     wait_for(bare_stack.idle, what="idle queue")
     [reply] = _replies(bare_stack, number)
     assert "`/prbot frobnicate` is not a command." in reply
-    assert "- `/recheck`, `/ci run`, `/retest`:" in reply
+    assert "- `/recheck`, `/rerun report`, `/rerun`:" in reply
 
 
 def test_a_pr_that_breaks_the_rule_file_is_told_before_merge(stack):

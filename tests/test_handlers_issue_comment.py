@@ -84,3 +84,54 @@ def test_a_comment_on_a_plain_issue_is_not_a_command(app_context, github_server,
     event.payload["issue"].pop("pull_request")
     on_issue_comment(app_context, event)
     assert _runs(app_context) == []
+
+
+@pytest.fixture
+def vllm_context(app_context):
+    """The handler context with vLLM's built-in rules (a repository with no prbot.yml)."""
+    import dataclasses
+
+    from bot.worker.handlers.context import HandlerContext
+
+    settings = dataclasses.replace(app_context.settings, default_rules="vllm")
+    return HandlerContext(settings, app_context.engine, app_context.queue, app_context.app)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "/ci run",  # vLLM's own: run_ci_command.py makes the full Buildkite build
+        "/ci retry",
+        "/ci cancel",
+        "/amd-ci run",
+        "/ci runn",
+    ],
+)
+def test_other_bots_commands_get_no_reply_and_start_nothing(
+    vllm_context, github_server, pr, body
+):
+    github_server.set_permission(REPO, "maria", "write")
+    calls = len(github_server.calls)
+    on_issue_comment(vllm_context, _comment(github_server, pr, "maria", body))
+    assert _replies(github_server, pr) == []
+    assert vllm_context.queue.jobs(limit=100) == []
+    # Not even a permission lookup: the comment holds nothing of prbot's.
+    assert len(github_server.calls) == calls
+
+
+def test_a_near_miss_of_prbots_own_command_gets_a_hint_as_typed(
+    vllm_context, github_server, pr
+):
+    on_issue_comment(vllm_context, _comment(github_server, pr, "alice", "/rechek now"))
+    [reply] = _replies(github_server, pr)
+    assert "`/rechek` is not a command here; did you mean `/recheck`?" in reply
+
+
+def test_a_refusal_names_the_command_as_the_commenter_typed_it(
+    vllm_context, github_server, pr
+):
+    on_issue_comment(vllm_context, _comment(github_server, pr, "mallory", "/approve-gpu"))
+    [reply] = _replies(github_server, pr)
+    assert "`/approve-gpu`" in reply and "approve_gpu" not in reply
+    on_issue_comment(vllm_context, _comment(github_server, pr, "mallory", "/prbot fix docs"))
+    assert "`/prbot fix`" in _replies(github_server, pr)[-1]

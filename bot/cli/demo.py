@@ -187,15 +187,15 @@ def _run(root: Path, timeout: float) -> int:
 
 
 def _gpu_jobs(stack, number: int, timeout: float) -> dict | None:  # noqa: ANN001
-    """A maintainer approves the head (`/ci run`); prbot dispatches to the local Buildkite,
+    """A maintainer approves the head (`/approve-gpu`); prbot dispatches to the local Buildkite,
     whose agents finish the jobs (the head's benchmark 10% slower) and send signed webhooks."""
     from bot.cli.demo_stack import finish_gpu_jobs, wait_for
     from bot.report.render import MARKER
 
     gh, bk = stack.github, stack.buildkite
     gh.set_permission(REPO, "maintainer", "write")
-    approval = gh.add_user_comment(REPO, number, "maintainer", "/ci run")
-    progress(f"#{number}: a maintainer comments /ci run (approves this head's GPU jobs)")
+    approval = gh.add_user_comment(REPO, number, "maintainer", "/approve-gpu")
+    progress(f"#{number}: a maintainer comments /approve-gpu (approves this head's GPU jobs)")
     stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, approval))
     with step("waiting for the GPU builds on the local Buildkite"):
         try:

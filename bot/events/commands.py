@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from markdown_it import MarkdownIt
@@ -26,7 +26,7 @@ from bot.core.markdown import code_span
 from bot.events.hidden_html import RawHtml
 
 # Every way to type a command -> the command it runs. A repository's rules extend it with
-# aliases (``commands.recheck.aliases: ["ci run"]``); see bot.report.rules.CommandRules.spellings.
+# aliases of its own (``commands.recheck.aliases: ["rerun-report"]``); see bot.report.rules.CommandRules.spellings.
 DEFAULT_SPELLINGS: Mapping[str, str] = {"recheck": "recheck", "fix": "fix", "help": "help"}
 KNOWN_COMMANDS = frozenset(DEFAULT_SPELLINGS.values())
 # "/prbot <command>" addresses prbot by name: an unknown word after it always gets an answer.
@@ -34,8 +34,10 @@ BOT_PREFIX = "prbot"
 # Spellings that count only after "/prbot": a bare "/help" is Prow's help-wanted label.
 # A bare "/fix" is too common a word (and another bot's) to push commits on.
 ADDRESSED_ONLY = frozenset({"help", "fix"})
-# How close a typed word must be to a known spelling to count as a near-miss ("/rechek").
-NEAR_MISS_CUTOFF = 0.75
+# How close a typed word must be to the first word of one of prbot's own spellings to count
+# as a near-miss ("/rechek"). Only the first word is compared, and only with prbot's own
+# spellings: "/amd-ci run" and "/ci cancel" are other bots' commands, never prbot's typos.
+NEAR_MISS_CUTOFF = 0.8
 
 # GitHub refuses comment bodies over 65,536 characters; a longer one is not a real comment.
 MAX_BODY_CHARS = 65_536
@@ -50,13 +52,23 @@ _HIDING_BLOCKS = {"blockquote_open": 1, "blockquote_close": -1, "table_open": 1,
 @dataclass(frozen=True)
 class Command:
     """One command line. ``name`` is the command it runs when ``known``, else the word typed;
-    ``suggestion`` is the spelling it was probably meant as; ``addressed``: "/prbot ..."."""
+    ``suggestion`` is the spelling it was probably meant as; ``addressed``: "/prbot ...";
+    ``typed``: the command as the commenter typed it ("/approve-gpu", "/prbot fix"), which
+    every reply names (never the internal name)."""
 
     name: str
     argument: str = ""
     known: bool = True
     suggestion: str | None = None
     addressed: bool = False
+    # How it was typed is for replies; two commands that run the same are equal.
+    typed: str = field(default="", compare=False)
+
+    @property
+    def as_typed(self) -> str:
+        if self.typed:
+            return self.typed
+        return f"/{BOT_PREFIX} {self.name}" if self.addressed else f"/{self.name}"
 
     @property
     def needs_reply(self) -> bool:
@@ -175,22 +187,26 @@ def parse_commands(body: object, spellings: Mapping[str, str] = DEFAULT_SPELLING
 def _command(text: str, spellings: Mapping[str, str], by_length: list[str]) -> Command:
     words = text.split()
     addressed = words[0] == BOT_PREFIX
+    prefix = f"/{BOT_PREFIX} " if addressed else "/"
     if addressed:
         words = words[1:]
         if not words:  # "/prbot" alone: what can I type?
-            return Command("help", addressed=True)
+            return Command("help", addressed=True, typed=f"/{BOT_PREFIX}")
     candidates = [s for s in by_length if addressed or s not in ADDRESSED_ONLY]
     for spelling in candidates:
         size = len(spelling.split())
         if [w.lower() for w in words[:size]] == spelling.split():
             argument = " ".join(words[size:]).strip()[:MAX_ARGUMENT_CHARS]
-            return Command(spellings[spelling], argument, addressed=addressed)
+            typed = prefix + " ".join(words[:size])
+            return Command(spellings[spelling], argument, addressed=addressed, typed=typed)
     typed = words[0][:40]
-    close = difflib.get_close_matches(
-        " ".join(words[:2]).lower(), candidates, n=1, cutoff=NEAR_MISS_CUTOFF
-    ) or difflib.get_close_matches(typed.lower(), candidates, n=1, cutoff=NEAR_MISS_CUTOFF)
+    # One-word spellings only: a first word shared with a many-word alias ("/ci cancel" beside
+    # "ci run") is that namespace's owner's command, not a typo of prbot's.
+    single = [spelling for spelling in candidates if " " not in spelling]
+    close = difflib.get_close_matches(typed.lower(), single, n=1, cutoff=NEAR_MISS_CUTOFF)
+    suggestion = close[0] if close else None
     argument = " ".join(words[1:]).strip()[:MAX_ARGUMENT_CHARS]
-    return Command(typed, argument, False, close[0] if close else None, addressed)
+    return Command(typed, argument, False, suggestion, addressed, prefix + typed)
 
 
 # What each command does, for `/prbot help`.
@@ -225,11 +241,11 @@ def reply_text(
     :func:`parse_commands`; what they typed is shown in code spans."""
     lines = []
     for miss in misses:
+        typed = code_span(miss.as_typed)
         if miss.suggestion:
-            typed = code_span(f"/{miss.name}")
             lines.append(f"{typed} is not a command here; did you mean {_shown(miss.suggestion)}?")
         else:
-            lines.append(f"{code_span(f'/{BOT_PREFIX} {miss.name}')} is not a command.")
+            lines.append(f"{typed} is not a command.")
     if help_wanted or any(m.suggestion is None for m in misses):
         if usable:
             lines.append("Commands you may use here:")

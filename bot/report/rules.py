@@ -51,7 +51,8 @@ class CommandPolicy(BaseModel):
     # Who may run the command: "author" (the PR's author), repository permission levels, or
     # "anyone".
     allow: list[PermissionEntry] = ["author", "write", "maintain", "admin"]
-    # Other spellings a repository already types, e.g. [retest, "ci run"] for `/ci run`.
+    # Other spellings of prbot's own command. Never another bot's (vLLM's `/ci run`, Prow's
+    # `/retest`): prbot would answer, and act on, a command its owner already handles.
     aliases: list[Annotated[str, StringConstraints(pattern=_COMMAND_SPELLING, max_length=40)]] = (
         Field(default_factory=list, max_length=20)
     )

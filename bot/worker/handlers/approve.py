@@ -1,6 +1,6 @@
 """A maintainer's approval of GPU jobs for a PR's current head SHA, by command or label.
 
-``/approve-gpu`` (``commands.approve_gpu``; vLLM's rules add ``/ci run``) passes the command
+``/approve-gpu`` (``commands.approve_gpu``; never another bot's ``/ci run``) passes the command
 parser and the permission check first (bot/worker/handlers/issue_comment.py: only new comments,
 never quotes, code or edits). A label in ``checks.jobs.approval_labels`` approves when the
 person who added it has write access. Either way the approval is of the head GitHub has

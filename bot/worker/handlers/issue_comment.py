@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.events.commands import ADDRESSED_ONLY, BOT_PREFIX, Command, parse_commands, reply_text
+from bot.core.markdown import code_span
+from bot.events.commands import Command, parse_commands, reply_text
 from bot.events.permissions import command_allowed, effective_level, needs_permission_lookup
 from bot.github.app import InstallationClient
 from bot.store import state
@@ -79,7 +80,7 @@ def on_issue_comment(ctx: HandlerContext, event: Event) -> None:
     for command in runnable:
         if not allowed(command.name):
             who = who_may(policies[command.name])
-            _reply_unauthorized(ctx, client, repo, number, commenter, command.name, who)
+            _reply_unauthorized(ctx, client, repo, number, commenter, command, who)
             continue
         call = CommandCall(command, repo, number, commenter, comment, payload, client, ruleset)
         command_handler(command.name)(ctx, call)  # type: ignore[misc]
@@ -109,14 +110,14 @@ def _reply_unauthorized(
     repo: str,
     number: int,
     commenter: str,
-    command: str,
+    command: Command,
     who: str = "the PR author and people with write access",
 ) -> None:
     head = state.current_head(ctx.engine, repo, number) or "unknown"
-    typed = f"/{BOT_PREFIX} {command}" if command in ADDRESSED_ONLY else f"/{command}"
-    text = f"@{commenter} only {who} can run `{typed}` here."
+    # The command as the commenter typed it, never prbot's internal name for it.
+    text = f"@{commenter} only {who} can run {code_span(command.as_typed)} here."
     # Once per head and command, however often it is retried.
     key = f"unauthorized_reply:{repo}#{number}@{head}"
-    if command != "recheck":
-        key = f"unauthorized_reply:{command}:{repo}#{number}@{head}"
+    if command.name != "recheck":
+        key = f"unauthorized_reply:{command.name}:{repo}#{number}@{head}"
     ctx.reply_once(client, key, repo, number, text)
