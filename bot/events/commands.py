@@ -26,7 +26,8 @@ from bot.core.markdown import code_span
 from bot.events.hidden_html import RawHtml
 
 # Every way to type a command -> the command it runs. A repository's rules extend it with
-# aliases of its own (``commands.recheck.aliases: ["rerun-report"]``); see bot.report.rules.CommandRules.spellings.
+# aliases of its own (``commands.recheck.aliases: ["rerun-report"]``); see
+# bot.report.rules.CommandRules.spellings.
 DEFAULT_SPELLINGS: Mapping[str, str] = {"recheck": "recheck", "fix": "fix", "help": "help"}
 KNOWN_COMMANDS = frozenset(DEFAULT_SPELLINGS.values())
 # "/prbot <command>" addresses prbot by name: an unknown word after it always gets an answer.
