@@ -107,9 +107,7 @@ def vllm_context(app_context):
         "/ci runn",
     ],
 )
-def test_other_bots_commands_get_no_reply_and_start_nothing(
-    vllm_context, github_server, pr, body
-):
+def test_other_bots_commands_get_no_reply_and_start_nothing(vllm_context, github_server, pr, body):
     github_server.set_permission(REPO, "maria", "write")
     calls = len(github_server.calls)
     on_issue_comment(vllm_context, _comment(github_server, pr, "maria", body))
@@ -119,17 +117,13 @@ def test_other_bots_commands_get_no_reply_and_start_nothing(
     assert len(github_server.calls) == calls
 
 
-def test_a_near_miss_of_prbots_own_command_gets_a_hint_as_typed(
-    vllm_context, github_server, pr
-):
+def test_a_near_miss_of_prbots_own_command_gets_a_hint_as_typed(vllm_context, github_server, pr):
     on_issue_comment(vllm_context, _comment(github_server, pr, "alice", "/rechek now"))
     [reply] = _replies(github_server, pr)
     assert "`/rechek` is not a command here; did you mean `/recheck`?" in reply
 
 
-def test_a_refusal_names_the_command_as_the_commenter_typed_it(
-    vllm_context, github_server, pr
-):
+def test_a_refusal_names_the_command_as_the_commenter_typed_it(vllm_context, github_server, pr):
     on_issue_comment(vllm_context, _comment(github_server, pr, "mallory", "/approve-gpu"))
     [reply] = _replies(github_server, pr)
     assert "`/approve-gpu`" in reply and "approve_gpu" not in reply
