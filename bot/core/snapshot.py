@@ -12,9 +12,11 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from bot.core.gitdiff import LineCounts, file_patches, hunks_of, numstat_counts, raw_entries
 from bot.core.globs import path_matches
 from bot.core.limits import InputRejected
 from bot.local.git import BlobReader, BlobTooLarge, resolve, run_git
@@ -327,72 +329,38 @@ def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFi
         ],
     )
 
-    entries: list[tuple[str, str, str | None]] = []  # (status letter, path, previous path)
-    parts = raw.split("\0")
-    i = 0
-    while i < len(parts) - 1:
-        meta = parts[i]
-        if not meta.startswith(":"):
-            i += 1
-            continue
-        letter = meta.split()[-1][0]
-        if letter in "RC":
-            entries.append((letter, parts[i + 2], parts[i + 1]))
-            i += 3
-        else:
-            entries.append((letter, parts[i + 1], None))
-            i += 2
-
-    counts: dict[str, tuple[int, int, bool]] = {}
-    items = numstat.split("\0")
-    j = 0
-    while j < len(items):
-        item = items[j]
-        if not item:
-            j += 1
-            continue
-        fields = item.split("\t")
-        added, deleted = fields[0], fields[1]
-        if len(fields) >= 3 and fields[2]:
-            path = fields[2]
-            j += 1
-        else:  # rename: the two paths follow as their own NUL-terminated fields
-            path = items[j + 2]
-            j += 3
-        binary = added == "-"
-        counts[path] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
-
-    chunks = re.split(rb"(?m)^(?=diff --git )", patch_text)
-    chunks = [c for c in chunks if c.startswith(b"diff --git ")]
+    entries = raw_entries(raw)
+    line_counts = numstat_counts(numstat)
+    chunks = file_patches(patch_text)
 
     files = []
-    for index, (letter, path, previous) in enumerate(entries):
-        additions, deletions, binary = counts.get(path, (0, 0, False))
+    # git writes --raw and the patch in the same order, one entry per file.
+    for entry, chunk in zip_longest(entries, chunks[: len(entries)]):
+        counts = line_counts.get(entry.path, LineCounts())
         patch = omitted = None
-        if index < len(chunks) and not binary:
-            chunk = chunks[index]
-            start = chunk.find(b"\n@@")
-            if start != -1 and len(chunk) <= MAX_PATCH_BYTES:
-                patch = chunk[start + 1 :].decode("utf-8", "replace").rstrip("\n")
-            elif start != -1:
-                omitted = (
-                    f"has a diff of {_megabytes(len(chunk))}, over the "
-                    f"{_megabytes(MAX_PATCH_BYTES)} limit for one file's diff; its lines not read"
-                )
-            elif b"\nBinary files " in chunk:  # text by numstat: over the big-file threshold
-                omitted = (
-                    f"is over the {_megabytes(MAX_TREE_FILE_BYTES)} limit for one file; "
-                    "its diff not read"
-                )
+        hunks = hunks_of(chunk) if chunk is not None and not counts.binary else None
+        if hunks is not None and len(chunk) <= MAX_PATCH_BYTES:
+            patch = hunks.decode("utf-8", "replace").rstrip("\n")
+        elif hunks is not None:
+            omitted = (
+                f"has a diff of {_megabytes(len(chunk))}, over the "
+                f"{_megabytes(MAX_PATCH_BYTES)} limit for one file's diff; its lines not read"
+            )
+        elif chunk is not None and not counts.binary and b"\nBinary files " in chunk:
+            # text by numstat, binary in the patch: over the big-file threshold
+            omitted = (
+                f"is over the {_megabytes(MAX_TREE_FILE_BYTES)} limit for one file; "
+                "its diff not read"
+            )
         files.append(
             ChangedFile(
-                path=path,
-                status=_STATUS.get(letter, "modified"),
-                previous_path=previous,
-                additions=additions,
-                deletions=deletions,
+                path=entry.path,
+                status=_STATUS.get(entry.letter, "modified"),
+                previous_path=entry.previous_path,
+                additions=counts.added,
+                deletions=counts.deleted,
                 patch=patch,
-                binary=binary,
+                binary=counts.binary,
                 patch_omitted=omitted,
             )
         )
