@@ -21,7 +21,6 @@ from bot.jobs.hardware import Capability, backend_hardware
 from bot.jobs.selection import (
     BENCHMARK,
     GPU_SMOKE,
-    RuleJob,
     SelectedJob,
     hardware_target,
     select_rule_jobs,
@@ -158,18 +157,7 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
             for path, names in touched.items()
             if declared.get(path) is None or job.hardware in declared[path][0]  # type: ignore[index]
         }
-        rule_job = RuleJob(
-            job.name,
-            job.kind,
-            job.hardware,
-            job.engine,
-            tuple(job.run_if_changed),
-            tuple(job.skip_if_only_changed),
-            job.config,
-            job.per_backend,
-            job.step_key,
-        )
-        selected += select_rule_jobs(paths, [rule_job], touched_backends=runnable)
+        selected += select_rule_jobs(paths, [job.to_rule_job()], touched_backends=runnable)
     if not selected:
         return Section(
             "jobs",

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.sections import CheckRules
+from bot.jobs.selection import RuleJob
 
 
 class _Strict(BaseModel):
@@ -59,6 +60,20 @@ class RuleJobRules(_Strict):
     # The pipeline step that runs it (a benchmark step reads PRBOT_BENCHMARK_* from its env
     # and uploads one results JSON per run); without one the job is shown, never dispatched.
     step_key: str | None = None
+
+    def to_rule_job(self) -> RuleJob:
+        """The job as selection takes it (plain data, no pydantic)."""
+        return RuleJob(
+            self.name,
+            self.kind,
+            self.hardware,
+            self.engine,
+            tuple(self.run_if_changed),
+            tuple(self.skip_if_only_changed),
+            self.config,
+            self.per_backend,
+            self.step_key,
+        )
 
 
 class BenchmarkRules(_Strict):
