@@ -184,3 +184,37 @@ def test_configure_installs_one_handler_or_keeps_an_embedders():
     finally:
         root.handlers[:] = saved
         root.setLevel(level)
+
+
+def test_a_run_queued_without_its_head_logs_the_head_once_github_names_it(
+    app_context, github_server
+):
+    # A /recheck or a repair sweep queues the run with no head (the pipeline asks GitHub).
+    # In serve, such a sweep could win the race with the event's own run (the event's
+    # handler writes the open-PR index, then queues): the PR's only run then had no head.
+    from bot.worker.handlers.pipeline import run_pipeline
+
+    github_server.create_repo("acme/widgets", installation_id=1, files={"a.py": "x = 1\n"})
+    github_server.commit("acme/widgets", "feature", {"a.py": "x = 2\n"}, "change a")
+    pull = github_server.open_pull_request("acme/widgets", head_branch="feature", title="T")
+    payload = github_server.pull_request_event("acme/widgets", pull["number"], "opened")
+    app_context.enqueue_pipeline(payload, None, number=pull["number"], reason="/recheck")
+    [job] = [j for j in app_context.queue.jobs(limit=10) if j.kind == "pipeline"]
+    assert job.payload["pull"] is None
+    logger = logging.getLogger("bot")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(Redactor())
+    handler.setFormatter(JsonFormatter())
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        with log_fields(**job_fields(job.id, job.kind, job.payload)):
+            run_pipeline(app_context, job.payload)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert records and records[-1]["message"].endswith("published")
+    assert records[-1]["head"] == pull["head"]["sha"] and records[-1]["job_id"] == job.id

@@ -82,9 +82,16 @@ def test_worker_processes_do_the_work_restart_and_stop_with_serve(tmp_path, gith
         report = _wait(lambda: state.latest_report(engine, REPO, number), "a stored report")
         engine.dispose()
         assert report["markdown"].startswith("<!-- prbot")
-        # Job metrics come from the worker process's files.
-        metrics = httpx.get(f"{serve.url}/metrics", timeout=20).text
-        assert 'prbot_job_latency_seconds_count{kind="pipeline",outcome="done"}' in metrics
+        # Job metrics come from the worker process's files. The report is stored inside the
+        # job, and the worker counts the job only after it marks it done
+        # (bot/worker/loop.py): so wait for the count, not for the report.
+        done = 'prbot_job_latency_seconds_count{kind="pipeline",outcome="done"}'
+
+        def counted() -> str | None:
+            text = httpx.get(f"{serve.url}/metrics", timeout=20).text
+            return text if done in text else None
+
+        metrics = _wait(counted, "the pipeline job counted as done")
         assert 'prbot_deliveries_total{event="pull_request",outcome="accepted"} 1.0' in metrics
         limit = next(
             line

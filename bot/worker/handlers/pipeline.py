@@ -20,6 +20,7 @@ from bot.github.pulls import parse_time, pull_summary
 from bot.local.mirror import RepoMirror, StaleHead
 from bot.report.render import Report, render_markdown
 from bot.report.runner import LoadedRules, build_report, decide_trust, rules_from_tree
+from bot.runtime.logs import log_fields
 from bot.store import state
 from bot.store.open_prs import DatabaseIndex, record_diff
 from bot.worker.ci.flow import keep_report, queue_dispatch, report_context
@@ -49,6 +50,15 @@ class Pipeline:
             state.observe_head(
                 self.engine, repo, number, pull["head_sha"], parse_time(pull.get("updated_at"))
             )
+        # A run queued without the head (a /recheck, a repair sweep) learns it here: from now
+        # on its log lines name it, like those of a run queued by an event.
+        with log_fields(head=pull["head_sha"]):
+            self._run_head(job, client, pull)
+
+    def _run_head(
+        self, job: dict[str, Any], client: InstallationClient | None, pull: dict[str, Any]
+    ) -> None:
+        repo, number = job["repo"], job["number"]
         current = state.current_head(self.engine, repo, number)
         if current is not None and current != pull["head_sha"]:
             log.info("%s#%s: %s superseded by %s", repo, number, pull["head_sha"][:12], current)
