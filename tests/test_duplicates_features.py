@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.duplicates.embeddings import pack, unpack
 from bot.duplicates.features import PRFeatures, build_features, is_bot
 from bot.duplicates.records import FileChange
 
@@ -23,3 +24,12 @@ def test_features_round_trip_through_json() -> None:
 def test_bots() -> None:
     assert is_bot("dependabot[bot]") and is_bot("Renovate[bot]")
     assert is_bot("ci-robot", ["ci-robot"]) and not is_bot("alice")
+
+
+def test_the_embedding_round_trips_and_unpacks_once() -> None:
+    features = build_features(8, title="Fix X", embedding=pack([0.6, 0.8]))
+    again = PRFeatures.from_json(features.to_json())
+    assert again.embedding == features.embedding
+    assert again.vector == again.vector == unpack(features.embedding)
+    assert "embedding" not in build_features(9, title="Fix X").to_json()
+    assert build_features(9).vector == ()

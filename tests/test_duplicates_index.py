@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from bot.duplicates.embeddings import pack
 from bot.duplicates.features import build_features
 from bot.duplicates.index import NEAREST_FILL, SCORED_PER_QUERY, MemoryIndex
 from bot.duplicates.records import FileChange
@@ -352,3 +355,21 @@ def test_the_nearest_fill_goes_by_dates_when_there_are_dates() -> None:
     index = MemoryIndex(prs)
     query = _pr(305, "Fix x.py", "", created_at=start + timedelta(hours=901))
     assert index.candidate_numbers(query, ScoringConfig())[0] == 2
+
+
+def test_the_sentence_embedding_ranks_the_pr_that_means_the_same() -> None:
+    # Worded apart, alike in meaning: with embeddings (prbot[embeddings]) the closer meaning
+    # ranks first; without them the two tie on the words they share.
+    close, far = pack([0.8, 0.6, 0.0]), pack([0.0, 0.6, 0.8])
+    query = _pr(200, "Stop the scheduler from hanging", "", embedding=pack([1.0, 0.0, 0.0]))
+    index = _text_index(
+        _pr(10, "Scheduler deadlock on preemption", "", embedding=far),
+        _pr(11, "Scheduler deadlock on preemption", "", embedding=close),
+    )
+    config = ScoringConfig(min_score=0.0, number_clock=False)
+    ranked = index.query(query, config, top=2).candidates
+    assert [c.number for c in ranked] == [11, 10]
+    assert ranked[0].signals["semantic"] == pytest.approx(0.8, abs=0.01)
+    plain = _pr(200, "Stop the scheduler from hanging", "")
+    tied = index.query(plain, config, top=2).candidates
+    assert tied[0].score == tied[1].score and "semantic" not in tied[0].signals

@@ -3,9 +3,12 @@ sync. Reconcile against the test server is in tests/test_reconcile.py."""
 
 from __future__ import annotations
 
-from duplicates_helpers import PATCH, REGISTRY, REPO
+import pytest
+from duplicates_helpers import PATCH, REGISTRY, REPO, tiny_model_files
 
 from bot.core.snapshot import ChangedFile
+from bot.duplicates import embeddings
+from bot.duplicates.embeddings import Embedder, ModelFiles
 from bot.duplicates.features import build_features
 from bot.duplicates.records import FileChange, PRRow
 from bot.duplicates.scoring import ScoringConfig
@@ -127,3 +130,37 @@ def test_the_pipeline_records_only_the_diff_of_the_head_the_event_recorded(engin
     )
     assert record_diff(engine, REPO, 1, "h1", files) is False
     assert record_diff(engine, REPO, 99, "h1", files) is False
+
+
+def test_rows_carry_the_text_embedding_and_an_unchanged_text_keeps_its_own(
+    engine, monkeypatch
+) -> None:
+    pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    model = Embedder(ModelFiles(*tiny_model_files(), "tiny"), check_digest=False)
+    embedded: list[str] = []
+    real_embed = model.embed
+
+    def counting(texts):
+        embedded.extend(texts)
+        return real_embed(texts)
+
+    monkeypatch.setattr(model, "embed", counting)
+    monkeypatch.setenv(embeddings.ENV_SWITCH, "1")
+    monkeypatch.setattr(embeddings, "_DEFAULT", [model])
+
+    def stored(number: int) -> str:
+        return DatabaseIndex(engine, REPO).sync().docs[number].embedding
+
+    apply_pull_request_event(engine, _payload(1, "opened", title="Fix the crash", updated="1"), [])
+    first = stored(1)
+    assert first and embedded == ["Fix the crash"]
+    # A push (same text): no new embedding work, the stored one is kept.
+    apply_pull_request_event(
+        engine, _payload(1, "synchronize", title="Fix the crash", updated="2"), []
+    )
+    assert stored(1) == first and len(embedded) == 1
+    apply_pull_request_event(
+        engine, _payload(1, "edited", title="Add docs for routing", updated="3"), None
+    )
+    assert stored(1) != first and embedded[-1] == "Add docs for routing"

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.duplicates.embeddings import embed_texts
 from bot.duplicates.features import features_from_record
 from bot.duplicates.index import MemoryIndex
 from bot.duplicates.records import PRRecord, RecordError, RecordProblem, record_from_dict
@@ -73,9 +74,9 @@ def index_from_records(records: list[PRRecord], *, open_only: bool = True) -> Me
 
     ``prbot duplicates`` ranks every PR in the file against every other, whatever its state.
     """
-    return MemoryIndex(
-        features_from_record(r) for r in records if not open_only or r.state.lower() in ("open", "")
-    )
+    kept = [r for r in records if not open_only or r.state.lower() in ("open", "")]
+    vectors = embed_texts([(r.title, r.body) for r in kept])
+    return MemoryIndex(features_from_record(r, v) for r, v in zip(kept, vectors, strict=True))
 
 
 def load_index_from_export(path: str | Path, on_problem: ProblemSink = _stderr) -> MemoryIndex:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.duplicates.code import LineRange, base_ranges, code_terms, identifiers_added
+from bot.duplicates.embeddings import embed_texts, unpack
 from bot.duplicates.records import (
     MAX_BODY_CHARS,
     MAX_FILES,
@@ -67,8 +68,18 @@ class PRFeatures:
     terms: Counter[str] = field(default_factory=Counter)
     title_terms: Counter[str] = field(default_factory=Counter)
     code_terms: Counter[str] = field(default_factory=Counter)
+    # The text's sentence embedding, packed (bot.duplicates.embeddings); "" without the extra.
+    embedding: str = ""
     # Scoring's cache of vector norms: kind -> (index size when computed, norm).
     norms: dict[str, tuple[int, float]] = field(default_factory=dict, compare=False, repr=False)
+    _vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def vector(self) -> tuple[float, ...]:
+        """The embedding unpacked (once); () when there is none."""
+        if self._vector is None:
+            self._vector = unpack(self.embedding) if self.embedding else ()
+        return self._vector
 
     @property
     def has_files(self) -> bool:
@@ -101,6 +112,7 @@ class PRFeatures:
             "terms": dict(self.terms),
             "title_terms": dict(self.title_terms),
             "code_terms": dict(self.code_terms),
+            **({"embedding": self.embedding} if self.embedding else {}),
         }
 
     @classmethod
@@ -127,6 +139,7 @@ class PRFeatures:
             terms=Counter(data.get("terms") or {}),
             title_terms=Counter(data.get("title_terms") or {}),
             code_terms=Counter(data.get("code_terms") or {}),
+            embedding=data.get("embedding") if isinstance(data.get("embedding"), str) else "",
         )
 
 
@@ -149,8 +162,10 @@ def build_features(
     head_sha: str = "",
     files: list[FileChange] | None = None,
     commits: list[str] | None = None,
+    embedding: str = "",
 ) -> PRFeatures:
-    """Features from the raw parts of a PR (any of which may be empty)."""
+    """Features from the raw parts of a PR (any of which may be empty); ``embedding`` is the
+    text's packed sentence embedding, when the caller has a model (``embeddings.embed_texts``)."""
     terms, title_terms = text_terms(title, body)
     file_features: dict[str, FileFeature] | None = None
     identifiers: dict[str, list[str]] = {}
@@ -180,10 +195,11 @@ def build_features(
         terms=terms,
         title_terms=title_terms,
         code_terms=code_terms(files) if files else Counter(),
+        embedding=embedding,
     )
 
 
-def features_from_record(record: PRRecord) -> PRFeatures:
+def features_from_record(record: PRRecord, embedding: str = "") -> PRFeatures:
     return build_features(
         record.number,
         title=record.title,
@@ -193,6 +209,7 @@ def features_from_record(record: PRRecord) -> PRFeatures:
         head_sha=record.head_sha,
         files=record.files,
         commits=record.commits,
+        embedding=embedding,
     )
 
 
@@ -202,14 +219,16 @@ def features_from_snapshot(snapshot: Snapshot) -> PRFeatures:
         FileChange(f.path, f.additions, f.deletions, f.patch, f.binary)
         for f in snapshot.files[:MAX_FILES]
     ]
+    title, body = (snapshot.title or "")[:MAX_TITLE_CHARS], (snapshot.body or "")[:MAX_BODY_CHARS]
     return build_features(
         snapshot.number or 0,
-        title=(snapshot.title or "")[:MAX_TITLE_CHARS],
-        body=(snapshot.body or "")[:MAX_BODY_CHARS],
+        title=title,
+        body=body,
         author=snapshot.author,
         created_at=parse_time(snapshot.created_at),
         head_sha=snapshot.head_sha,
         files=files,
+        embedding=embed_texts([(title, body)])[0],
     )
 
 

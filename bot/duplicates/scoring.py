@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.core.globs import path_matches
 from bot.duplicates.code import METHOD_PREFIX, display_name
+from bot.duplicates.embeddings import cosine
 from bot.duplicates.evidence import Evidence, evidence_rank
 from bot.duplicates.features import PRFeatures
 from bot.duplicates.similarity import CorpusStats, QueryVector
@@ -48,6 +49,10 @@ WEIGHTS = {
     "distinct_references": 0.0,
     "closeness": 0.4,
 }
+# The sentence-embedding cosine (prbot[embeddings]), added as SEMANTIC_WEIGHT * (cosine -
+# SEMANTIC_CENTER) when both PRs have one: unrelated PRs of one project sit near the center.
+SEMANTIC_WEIGHT = 2.0
+SEMANTIC_CENTER = 0.5
 # The CLI sweep lists anything above this (ranking is what matters there); the report
 # lists from ScoringConfig.min_score.
 SWEEP_MIN_SCORE = 0.05
@@ -176,6 +181,7 @@ class PreparedQuery:
         self.title = QueryVector(features.title_terms, stats, "title_terms")
         self.code = QueryVector(features.code_terms, stats, "code_terms")
         self.paths = _weighted_paths(features, stats, config)
+        self.vector = features.vector
 
     def score(self, other: PRFeatures) -> Candidate:
         return score_pair(self, other)
@@ -271,6 +277,11 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
         if not (a.has_patches and other.has_patches):
             signals["paths_only"] = 1.0
 
+    semantic = None
+    if query.vector and other.vector:
+        semantic = cosine(query.vector, other.vector)
+        signals["semantic"] = semantic
+
     days = _days_apart(a, other)
     if days is not None:
         signals["closeness"] = math.exp(-days / 30)
@@ -286,6 +297,8 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
     evidence.sort(key=evidence_rank)
     z = INTERCEPT_WITH_CODE if code_known else INTERCEPT_TEXT_ONLY
     z += sum(WEIGHTS[name] * value for name, value in signals.items() if name in WEIGHTS)
+    if semantic is not None:
+        z += SEMANTIC_WEIGHT * (semantic - SEMANTIC_CENTER)
     score = 1.0 / (1.0 + math.exp(-z))
     tier = _tier(score, signals, config)
     raw_score = score

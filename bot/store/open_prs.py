@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from bot.duplicates.embeddings import embed_texts
 from bot.duplicates.features import PRFeatures, build_features
 from bot.duplicates.index import MemoryIndex, QueryResult
 from bot.duplicates.reconcile import StoredPR
@@ -51,6 +52,8 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
     existing = _existing(connection, row.repo, row.number)
     if existing is not None and existing.updated_at and row.updated_at < existing.updated_at:
         return _late_diff(connection, existing, row)
+    kept_text = existing is not None and (existing.title, existing.body) == (row.title, row.body)
+    stored_embedding = (existing.features or {}).get("embedding") if kept_text else None
     features = build_features(
         row.number,
         title=row.title,
@@ -59,6 +62,10 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
         created_at=parse_time(row.created_at),
         head_sha=row.head_sha,
         files=row.files,
+        # The text's embedding when the extra is installed; an unchanged text keeps its own.
+        embedding=stored_embedding
+        if isinstance(stored_embedding, str) and stored_embedding
+        else embed_texts([(row.title, row.body)])[0],
     )
     files_known, patches_known = row.files is not None, row.patches_known
     if row.files is None and existing is not None and existing.head_sha == row.head_sha:
