@@ -49,14 +49,23 @@ def test_other_files_drop_comment_lines():
     assert entries == {"CUTLASS_MLA"}
 
 
-def test_yaml_aliases_are_visited_once():
-    # A billion-laughs document: every level refers to the one before nine times.
+def test_a_billion_laughs_file_is_one_finding_naming_its_line():
+    # Every level refers to the one before nine times: refused while composing, before any
+    # object is built (bot/core/bounded_yaml.py), as every YAML file a PR brings is.
     levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
     for i in range(12):
         previous = f"l{i - 1}" if i else "a"
         levels.append(f"l{i}: &l{i} [{', '.join(['*' + previous] * 9)}]")
-    entries = file_entries("bomb.yaml", "\n".join(levels) + "\n")
-    assert "x" in entries and "l11" in entries
+    with pytest.raises(InputRejected) as rejected:
+        file_entries("bomb.yaml", "\n".join(levels) + "\n")
+    assert str(rejected.value) == (
+        "`bomb.yaml` is not read: YAML that expands to more than 1,000,000 nodes (line 7)"
+    )
+
+
+def test_shared_yaml_nodes_are_read():
+    entries = file_entries("ok.yaml", "a: &a [fa2, flashinfer]\nb: *a\nc: {<<: {d: e}}\n")
+    assert {"fa2", "flashinfer", "a", "b", "d", "e"} <= set(entries)
 
 
 @pytest.mark.parametrize(

@@ -188,3 +188,15 @@ def test_bad_step_files_are_problems() -> None:
     deep = "steps: " + "[" * 5000 + "]" * 5000
     found, problems = parse_step_file(deep, "c.yaml")
     assert found == [] and len(problems) == 1
+
+
+def test_a_step_file_alias_bomb_is_one_problem_naming_its_line() -> None:
+    lines = ["base: &s0 {label: x, key: k, commands: [a, b]}"]
+    lines += [f"l{i}: &s{i} [*s{i - 1}, *s{i - 1}]" for i in range(1, 30)]
+    text = "\n".join(lines) + "\nsteps: *s29\n"
+    found, problems = parse_step_file(text, ".buildkite/test-pipeline.yaml")
+    assert found == []
+    assert problems == [
+        "`.buildkite/test-pipeline.yaml` is not read: YAML that expands to more than "
+        "1,000,000 nodes (line 18)"
+    ]

@@ -125,7 +125,11 @@ def test_hostile_rule_files_are_refused_quickly():
         f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n"
         for a, b in zip("abcdefgh", "bcdefghi", strict=True)
     )
-    with pytest.raises(rules.RulesError, match="YAML aliases"):
+    with pytest.raises(rules.RulesError, match="expands to more than 100,000 nodes"):
         rules.for_repository(bomb)
+    with pytest.raises(rules.RulesError, match="more than 50 YAML aliases"):
+        rules.for_repository("a: &a 1\nb: [" + ", ".join(["*a"] * 51) + "]\n")
+    with pytest.raises(rules.RulesError, match="nested more than 100 levels"):
+        rules.for_repository("a: " + "[" * 200 + "]" * 200 + "\n")
     with pytest.raises(rules.RulesError, match="characters; not read"):
         rules.for_repository("# x\n" * 100_000)

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from bot.core.bounded_yaml import YamlRejected, load_bounded
 from bot.core.limits import (
     MAX_AST_NODES,
     MAX_YAML_BYTES,
@@ -80,10 +81,12 @@ def python_entries(path: str, text: str) -> Iterator[str]:
 
 
 def load_yaml(path: str, text: str) -> Any:
-    """``yaml.safe_load`` with the size bound and every failure as one finding."""
+    """``yaml.safe_load`` with the size, alias and depth bounds, every failure one finding."""
     check_size(path, text, MAX_YAML_BYTES, "YAML")
     try:
-        return yaml.safe_load(text)
+        return load_bounded(text)[0]
+    except YamlRejected as exc:
+        raise InputRejected(path, f"is not read: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -23,6 +23,7 @@ from typing import Literal
 
 import yaml
 
+from bot.core.bounded_yaml import YamlRejected, load_bounded
 from bot.core.limits import MAX_YAML_BYTES, InputRejected, check_size
 
 MatchMode = Literal["prefix", "substring"]
@@ -70,9 +71,11 @@ def parse_step_file(text: str, source: str) -> tuple[list[CiStep], list[str]]:
     """The steps of one file (mirrors included) and problems; a bad file is a problem."""
     try:
         check_size(source, text, MAX_YAML_BYTES, "a CI step file")
-        data = yaml.safe_load(text)
+        data, _ = load_bounded(text)
     except InputRejected as exc:
         return [], [str(exc)]
+    except YamlRejected as exc:
+        return [], [f"`{source}` is not read: {exc}"]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""

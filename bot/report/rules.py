@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from bot.checks import all_checks
+from bot.core.bounded_yaml import YamlRejected, load_bounded
 from bot.core.paths import rules_dir
 
 REPO_RULES_PATH = ".github/prbot.yml"
@@ -159,23 +160,21 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
 
 
 # A rule file is a page of YAML. A PR can propose any file (its changed .github/prbot.yml is
-# validated), so size and aliases are bounded: a few nested aliases expand exponentially.
+# validated), so size, aliases, depth and the size of the tree aliases expand to are bounded
+# before anything is built (bot/core/bounded_yaml.py).
 MAX_RULES_CHARS = 256_000
 MAX_ALIASES = 50
+# A plain file at MAX_RULES_CHARS is about 13,000 nodes (rules/vllm.yaml: 905 in 18 KB).
+MAX_RULES_NODES = 100_000
 
 
 def parse_yaml(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | None]:
     if len(text) > MAX_RULES_CHARS:
         raise RulesError(source, None, "", f"over {MAX_RULES_CHARS:,} characters; not read")
     try:
-        aliases = 0
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            aliases += isinstance(event, yaml.AliasEvent)
-            if aliases > MAX_ALIASES:
-                line = event.start_mark.line + 1
-                raise RulesError(source, line, "", f"more than {MAX_ALIASES} YAML aliases")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data, node = load_bounded(text, max_aliases=MAX_ALIASES, max_nodes=MAX_RULES_NODES)
+    except YamlRejected as exc:
+        raise RulesError(source, exc.line, "", exc.message) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -236,14 +235,22 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def _without_operations(data: Any) -> Any:
-    """A file read alone (no parent): ``{replace: [...]}`` and ``{append: [...]}`` are lists."""
-    if isinstance(data, dict):
+def _without_operations(data: Any, done: dict[int, Any] | None = None) -> Any:
+    """A file read alone (no parent): ``{replace: [...]}`` and ``{append: [...]}`` are lists.
+
+    A mapping YAML shares through an alias is rebuilt once and shared again, so the result
+    is no bigger than what was read (rebuilding each use made a 2^n tree of n aliases).
+    """
+    done = {} if done is None else done
+    if not isinstance(data, dict):
+        return data
+    if id(data) not in done:
         operation = _list_operation(data)
         if operation is not None:
-            return list(operation[1])
-        return {key: _without_operations(value) for key, value in data.items()}
-    return data
+            done[id(data)] = list(operation[1])
+        else:
+            done[id(data)] = {k: _without_operations(v, done) for k, v in data.items()}
+    return done[id(data)]
 
 
 def validate(data: dict[str, Any], source: str, node: yaml.Node | None = None) -> BaseModel:
