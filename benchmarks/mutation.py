@@ -73,11 +73,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     m(
         "W2",
-        "Malformed JSON is 400 only after the signature check",
-        "bot/events/webhooks.py",
-        '    verify_signature(body, headers.get("x-hub-signature-256"), secrets)\n',
-        '    parse_body(body, headers.get("content-type"))\n'
-        '    verify_signature(body, headers.get("x-hub-signature-256"), secrets)\n',
+        "A body whose signature fails is 401 and never parsed (malformed JSON is 400 only after)",
+        "bot/intake/server.py",
+        'return _answer(401, None, "bad_signature", verified=False, message=str(exc))',
+        'return _answer(400, None, "bad_signature", verified=False, message=str(exc))',
         "tests/test_invariant_webhooks.py",
     ),
     m(

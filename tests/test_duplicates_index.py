@@ -112,11 +112,20 @@ def test_same_author_is_stacked_bots_and_shared_commits_are_excluded() -> None:
 
 
 def test_hot_files_count_for_little() -> None:
-    hot = [FileChange("vllm/__init__.py", 1, 0, _patch(40, '    "Thing",'))]
-    index = MemoryIndex([_pr(1, "Export engine", files=hot), _pr(2, "Tidy imports", files=hot)])
-    result = index.query(index.get(1), ScoringConfig())
-    assert all(c.tier != LIKELY_DUPLICATE for c in result.candidates)
-    assert result.candidates == [] or result.candidates[0].score < 0.3
+    def pair(path: str) -> MemoryIndex:
+        files = [FileChange(path, 1, 0, _patch(40, '    "Thing",'))]
+        return MemoryIndex(
+            [_pr(1, "Export engine", files=files), _pr(2, "Tidy imports", files=files)]
+        )
+
+    # The same one-line change in an ordinary file makes the other PR a candidate ...
+    cold = pair("vllm/engine/arg_utils.py")
+    [candidate] = cold.query(cold.get(1), ScoringConfig()).candidates
+    assert candidate.number == 2
+    # ... and in a hot file (one most PRs touch) it does not.
+    hot = pair("vllm/__init__.py")
+    assert ScoringConfig().is_hot("vllm/__init__.py")
+    assert hot.query(hot.get(1), ScoringConfig()).candidates == []
 
 
 def test_updates_are_incremental() -> None:

@@ -50,3 +50,19 @@ def test_a_timed_out_sandbox_kills_the_whole_process_group(tmp_path):
     finally:
         if _alive(grandchild):
             os.kill(grandchild, signal.SIGKILL)
+
+
+def test_a_tool_that_spins_is_stopped_by_its_cpu_time_limit(tmp_path):
+    # The wall-clock timeout is far away: only the CPU limit (SIGXCPU) can stop it first.
+    runner = SandboxRunner(cpu_seconds=1)
+    result = runner.run([sys.executable, "-c", "while True: pass"], cwd=tmp_path, timeout=60)
+    # SIGXCPU at the soft limit; the kernel kills with SIGKILL when soft equals hard.
+    assert not result.timed_out and result.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+
+
+def test_a_tool_cannot_write_a_file_past_its_size_limit(tmp_path):
+    runner = SandboxRunner(file_bytes=1024 * 1024)
+    script = "open('big', 'wb').write(b'x' * (2 * 1024 * 1024))"
+    result = runner.run([sys.executable, "-c", script], cwd=tmp_path)
+    assert result.returncode != 0 and "File too large" in result.stderr
+    assert (tmp_path / "big").stat().st_size == 1024 * 1024

@@ -10,6 +10,7 @@ import pytest
 
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
 from bot.report.render import MARKER
+from bot.store import jobs as jobs_store
 
 REPO = "acme/vllm-lite"
 STEPS = """
@@ -207,6 +208,11 @@ def test_approvals_by_label_and_of_the_head_the_approver_saw(stack) -> None:
     replies = [c["body"] for c in stack.github.comments(REPO, number) if "head moved" in c["body"]]
     assert len(replies) == 1 and new_head[:12] in replies[0]
     assert bk.count_calls("POST", "/builds") == 0
+    # The label handler itself approves nothing for a head that moved (the dispatcher's own
+    # moved-head check would also stop a build; each guard must hold alone).
+    old_head = old_label["pull_request"]["head"]["sha"]
+    assert old_head != new_head
+    assert jobs_store.approvers(stack.service.engine, REPO, number, old_head) == []
 
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
     wait_for(lambda: f"prbot:head={new_head}" in comment(stack, number), what="new report")

@@ -1,3 +1,5 @@
+import re
+
 from github_render import ZERO_WIDTH, HtmlShape, render_gfm
 
 from bot.core.markdown import code_block, code_span, escape_text, html_code, html_text
@@ -53,6 +55,14 @@ def test_html_text_and_code_escape_html_only():
         )
     )
     assert shape.summaries == ["`cuda` x_y"] and shape.opened["code"] == 1
+
+
+def test_issue_refs_and_mentions_inside_a_summary_do_not_link_or_notify():
+    # GitHub links #123 and notifies @team in an HTML <summary> just as in Markdown text.
+    text = "fixes #123 and org/repo#45 for @team"
+    out = str(html_text(text))
+    assert re.search(r"#\d", out) is None and "@team" not in out
+    assert ZERO_WIDTH.sub("", out) == text  # what a reader sees is the text as written
 
 
 def test_truncation_closes_the_fence_and_folds_it_cuts_inside():

@@ -139,3 +139,43 @@ def test_only_a_commit_names_its_content_for_caching(git_repo, tmp_path):
     tree.close()
     # A working directory can change under the reader: nothing may be cached by it.
     assert DirTree(git_repo.path).cache_identity is None
+
+
+def _lines_of(megabytes: float) -> str:
+    line = "x = " + repr("attention " * 10) + "\n"
+    return line * int(megabytes * 1_000_000 / len(line))
+
+
+def test_a_diff_over_1_mb_for_one_file_is_named_not_read(git_repo):
+    # README: "1 MB for one file's diff"; the file itself (1.2 MB) is under the 8 MB bound.
+    base = git_repo.commit({"small.py": "x = 1\n"})
+    head = git_repo.commit({"vllm/wide.py": _lines_of(1.2), "vllm/fits.py": _lines_of(0.9)})
+    snap = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
+    files = {f.path: f for f in snap.files}
+    wide, fits = files["vllm/wide.py"], files["vllm/fits.py"]
+    assert wide.patch is None and not wide.binary and wide.additions > 1_000
+    assert "over the 1.0 MB limit for one file's diff" in wide.patch_omitted
+    assert fits.patch is not None and fits.patch_omitted is None
+    assert len(fits.added_lines()) == fits.additions
+
+
+def test_a_file_that_grows_after_it_was_measured_is_still_bounded(tmp_path, monkeypatch):
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from bot.core.limits import InputRejected
+
+    grown = tmp_path / "vllm" / "grown.py"
+    grown.parent.mkdir()
+    grown.write_bytes(b"#" * 8_500_000)  # README: "8 MB for any file read from the tree"
+    measured = os.stat_result((*grown.stat()[:6], 100, *grown.stat()[7:]))  # 100 bytes then
+    real_stat = Path.stat
+
+    def stat_before_it_grew(self, *args, **kwargs):
+        return measured if self == grown else real_stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat_before_it_grew)
+    with pytest.raises(InputRejected, match="over the 8.0 MB limit for one file"):
+        DirTree(tmp_path).read_bytes("vllm/grown.py")
