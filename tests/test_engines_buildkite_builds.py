@@ -152,3 +152,46 @@ def test_the_link_header_is_read_as_rfc_8288() -> None:
 
 def test_not_configured_is_none() -> None:
     assert BuildkiteBuilds.from_settings(Settings(ci=CiSettings())) is None
+
+
+def test_seeded_history_lists_retried_jobs_only_when_asked(buildkite: FakeBuildkite) -> None:
+    from bot.testing.buildkite_shapes import history
+
+    buildkite.seed_history(history({"kernels": "RP"}, newest=50))
+    listed = reader(buildkite).builds_for_branch("main")
+    assert [b["number"] for b in listed.builds] == [50, 49]
+    assert [j["state"] for j in listed.builds[0]["jobs"] if j["type"] == "script"] == [
+        "failed",
+        "passed",
+    ]
+    plain = reader(buildkite).builds_for_branch("main", retried_jobs=False)
+    assert [j["state"] for j in plain.builds[0]["jobs"] if j["type"] == "script"] == ["passed"]
+    one = reader(buildkite).build(50)
+    assert one["jobs"][1]["retried_in_job_id"] == one["jobs"][2]["id"]
+
+
+def test_a_partial_read_keeps_the_pages_before_a_failure(buildkite: FakeBuildkite) -> None:
+    from bot.testing.buildkite_shapes import history
+
+    buildkite.seed_history(history({"kernels": "P" * 150}, newest=500))
+    buildkite.stall_from_page, buildkite.stall_seconds = 2, 1.0
+    slow = BuildkiteBuilds(
+        organization="acme",
+        pipeline="ci",
+        token="bk-read",
+        api_url=buildkite.url,
+        client=httpx.Client(timeout=0.2),
+    )
+    listed = slow.builds_for_branch("main", partial=True)
+    assert len(listed.builds) == 100 and listed.cut and listed.read_pages == 1
+    assert listed.stopped == "page 2: Buildkite could not be reached: ReadTimeout"
+    with pytest.raises(EngineError, match="could not be reached"):
+        slow.builds_for_branch("main")
+
+
+def test_a_build_that_is_not_an_object_is_one_line() -> None:
+    with respx.mock(base_url="https://api.buildkite.com") as mock:
+        mock.get("/v2/organizations/acme/pipelines/ci/builds/7").respond(json=[1])
+        builds = BuildkiteBuilds(organization="acme", pipeline="ci", token="t")
+        with pytest.raises(EngineError, match="not an object"):
+            builds.build(7)

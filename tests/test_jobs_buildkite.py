@@ -125,3 +125,18 @@ def test_an_error_without_json_is_one_line() -> None:
     client = BuildkiteEngine(organization="acme", pipeline="ci", token="t")
     with pytest.raises(EngineError, match="answered 502: no message"):
         client.create_build(REQUEST)
+
+
+def test_a_finished_job_is_retried_once_in_its_build(buildkite: FakeBuildkite) -> None:
+    bk = engine(buildkite)
+    ref = bk.create_build(REQUEST)
+    buildkite.finish_job(ref.number, "v1-attention-b200", "failed", deliver=False)
+    failed = buildkite.builds[ref.number].current("v1-attention-b200")
+    again = bk.retry_job(ref, failed.id)
+    assert again["state"] == "scheduled" and again["retries_count"] == 1
+    assert again["step_key"] == "v1-attention-b200" and again["id"] != failed.id
+    # The build shows the new attempt; the retried one only with include_retried_jobs.
+    assert [j.job_id for j in bk.jobs(ref) if j.step_key == "v1-attention-b200"] == [again["id"]]
+    # Buildkite refuses a second retry of the same job.
+    with pytest.raises(EngineError, match="422"):
+        bk.retry_job(ref, failed.id)

@@ -55,6 +55,7 @@ def record(name: str, state: str, side: str = "head", results=None, **extra) -> 
         results=results,
         error=extra.get("error"),
         updated_at=datetime.now(UTC),
+        signal=extra.get("signal"),
     )
 
 
@@ -163,3 +164,57 @@ def test_the_report_shows_every_job_state() -> None:
         row = next(line for line in markdown.splitlines() if f"| {names[state]} |" in line)
         assert shown in row, state
     assert "1 timed out" in redrawn.summary and "1 awaiting approval" in redrawn.summary
+
+
+def signal(classification: str, reason: str, base: str | None = None) -> dict:
+    return {
+        "classification": classification,
+        "reason": reason,
+        "evidence": [{"build_number": 900, "job_url": base, "why": "failed on the base branch"}],
+        "base_job_url": base,
+        "branch": "main",
+    }
+
+
+def test_classified_failures_are_grouped_new_first_and_only_new_fails_the_check() -> None:
+    main_job = "https://buildkite.com/acme/ci/builds/900#m1"
+    findings = [finding(n) for n in ("Flaky one", "Broken one", "New one", "Lucky one")]
+    records = [
+        record("Flaky one", "failed", signal=signal("flaky", "flips on main", main_job)),
+        record("Broken one", "timed_out", signal=signal("broken_trunk", "failing on main")),
+        record(
+            "New one",
+            "failed",
+            job_url="https://buildkite.com/acme/ci/builds/4#n1",
+            signal=signal("new", "passed in 20 of the last 20 completed run(s) on main"),
+        ),
+        record("Lucky one", "passed", signal=signal("flaky", "failed 1 time(s), then passed")),
+    ]
+    redrawn = overlay(section(*findings), records)
+    groups = [(g["classification"], [j["name"] for j in g["jobs"]]) for g in redrawn.data["signal"]]
+    assert groups == [
+        ("new", ["New one"]),
+        ("broken_trunk", ["Broken one"]),
+        ("flaky", ["Flaky one", "Lucky one"]),
+    ]
+    assert redrawn.status == Status.FAIL
+    assert "failures: 1 new, 1 broken trunk, 2 flaky" in redrawn.summary
+    markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [redrawn]))
+    new_at, flaky_at = markdown.index("New failures (1)"), markdown.index("Flaky (2)")
+    assert new_at < markdown.index("broken trunk) (1)") < flaky_at
+    assert "[New one](https://buildkite.com/acme/ci/builds/4#n1)" in markdown
+    assert f"[same step on main]({main_job})" in markdown
+    # Without the new failure, flaky and broken-trunk jobs do not fail the check.
+    calm = overlay(section(*findings[:2], findings[3]), [records[0], records[1], records[3]])
+    assert calm.status == Status.WARN
+    # fail_on is the rules' to choose; a failure never classified still fails.
+    assert overlay(section(*findings), records, fail_on=("new", "flaky")).status == Status.FAIL
+    unclassified = overlay(section(findings[0]), [record("Flaky one", "failed")])
+    assert unclassified.status == Status.FAIL and unclassified.data["signal"] == []
+
+
+def test_a_classification_of_an_older_attempt_is_not_shown_on_a_running_job() -> None:
+    redrawn = overlay(
+        section(finding("Retried")), [record("Retried", "running", signal=signal("new", "x"))]
+    )
+    assert "classification" not in redrawn.findings[0]

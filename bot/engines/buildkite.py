@@ -124,6 +124,14 @@ class BuildkiteEngine:
             if isinstance(job, dict) and job.get("type") == "script" and job.get("id")
         ]
 
+    def retry_job(self, build: BuildRef, job_id: str) -> dict:
+        """Buildkite's job retry: a finished job runs again on the same commit, in the same
+        build; the answer is the new job (``retries_count`` one up)."""
+        data = self._call("PUT", f"{self.base}/builds/{build.number}/jobs/{job_id}/retry").json()
+        if not isinstance(data, dict):
+            raise EngineError("Buildkite's retried job is not an object")
+        return data
+
     def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
         listed = self._call(
             "GET", f"{self.base}/builds/{build.number}/jobs/{job.job_id}/artifacts"

@@ -38,6 +38,9 @@ class BuildList:
     builds: tuple[dict[str, Any], ...]
     cut: bool
     read_pages: int
+    # Read with ``partial=True``: why the read stopped before its end (a page timed out,
+    # a 5xx), what came before it kept.
+    stopped: str | None = None
 
 
 def next_link(header: str | None) -> str | None:
@@ -91,7 +94,8 @@ class BuildkiteBuilds:
         mine, theirs = urlsplit(self.builds_url), urlsplit(url)
         return (mine.scheme, mine.netloc, mine.path) == (theirs.scheme, theirs.netloc, theirs.path)
 
-    def _page(self, url: str, params: Mapping[str, str] | None) -> tuple[list, str | None]:
+    def _get(self, url: str, params: Mapping[str, str] | None) -> tuple[Any, str | None]:
+        """One bounded GET: the JSON it answered and its next link; EngineError otherwise."""
         self.calls += 1
         try:
             with self._client.stream("GET", url, params=params, headers=self._headers) as response:
@@ -119,25 +123,48 @@ class BuildkiteBuilds:
                 transient=status >= 500 or status == 429,
             )
         try:
-            data = json.loads(body)
+            return json.loads(body), next_link(link)
         except ValueError:
-            raise EngineError("Buildkite's build list is not JSON") from None
+            raise EngineError("Buildkite's answer is not JSON") from None
+        except RecursionError:
+            raise EngineError("Buildkite's answer is nested too deeply to read") from None
+
+    def _page(self, url: str, params: Mapping[str, str] | None) -> tuple[list, str | None]:
+        data, link = self._get(url, params)
         if not isinstance(data, list):
             raise EngineError("Buildkite's build list is not a list")
-        return [build for build in data if isinstance(build, dict)], next_link(link)
+        return [build for build in data if isinstance(build, dict)], link
+
+    def build(self, number: int, *, retried_jobs: bool = True) -> dict[str, Any]:
+        """One build with its jobs, every attempt included (``include_retried_jobs``)."""
+        params = {"include_retried_jobs": "true"} if retried_jobs else None
+        data, _ = self._get(f"{self.builds_url}/{int(number)}", params)
+        if not isinstance(data, dict):
+            raise EngineError("Buildkite's build is not an object")
+        return data
 
     def list_builds(
-        self, filters: Mapping[str, str], *, max_pages: int = DEFAULT_MAX_PAGES
+        self,
+        filters: Mapping[str, str],
+        *,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        partial: bool = False,
     ) -> BuildList:
         """Builds matching Buildkite's ``filters`` (``commit``, ``branch``,
         ``include_retried_jobs``…), newest first, at most ``max_pages`` pages of 100.
-        EngineError (one line) when the API refuses or answers with something else."""
+        EngineError (one line) when the API refuses or answers with something else; with
+        ``partial``, the pages read before the failure come back with ``stopped`` saying it."""
         params: dict[str, str] | None = {**filters, "per_page": str(PER_PAGE)}
         url: str | None = self.builds_url
         builds: list[dict[str, Any]] = []
         pages = 0
         while url is not None and pages < max_pages:
-            page, url = self._page(url, params)
+            try:
+                page, url = self._page(url, params)
+            except EngineError as exc:
+                if not partial:
+                    raise
+                return BuildList(tuple(builds), True, pages, f"page {pages + 1}: {exc}")
             params = None  # the next link carries every parameter
             pages += 1
             builds.extend(page)
@@ -150,10 +177,15 @@ class BuildkiteBuilds:
         return self.list_builds({"commit": commit}, max_pages=max_pages)
 
     def builds_for_branch(
-        self, branch: str, *, max_pages: int = DEFAULT_MAX_PAGES, retried_jobs: bool = True
+        self,
+        branch: str,
+        *,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        retried_jobs: bool = True,
+        partial: bool = False,
     ) -> BuildList:
         """A branch's recent builds, retried jobs included (a flaky step passes on retry)."""
         filters = {"branch": branch}
         if retried_jobs:
             filters["include_retried_jobs"] = "true"
-        return self.list_builds(filters, max_pages=max_pages)
+        return self.list_builds(filters, max_pages=max_pages, partial=partial)

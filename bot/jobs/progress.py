@@ -27,6 +27,9 @@ MAX_TABLE_ROWS = 60
 _SAFE_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:\d+)?(/[A-Za-z0-9._~/#?=&%:+\-]*)?$")
 _CHART_LABEL = re.compile(r"[^A-Za-z0-9_.,=+/ ()x-]")
 FAILING = ("failed", "timed_out", "canceled")
+CLASSIFIED = ("failed", "timed_out")
+# The jobs section's groups of classified failures, in the order a reader wants them.
+SIGNAL_ORDER = ("new", "unknown", "broken_trunk", "flaky")
 
 
 def safe_url(url: str | None) -> str | None:
@@ -75,6 +78,32 @@ def _status_of(record: JobRecord | None, default: str) -> str:
     return record.state
 
 
+def _with_signal(finding: dict[str, Any], signal: Mapping[str, Any] | None) -> None:
+    """A failed job's classification (``bot.jobs.ci_signal``) when one was made for it; a
+    pass after prbot's retry is a flaky job's and is shown so."""
+    if not signal:
+        return
+    classification = str(signal.get("classification") or "unknown")
+    status = finding.get("status")
+    if status not in CLASSIFIED and not (status == "passed" and classification == "flaky"):
+        return
+    finding["classification"] = classification
+    finding["classification_reason"] = str(signal.get("reason") or "")
+    finding["evidence"] = [dict(e) for e in (signal.get("evidence") or [])[:6]]
+    finding["base_url"] = safe_url(str(signal.get("base_job_url") or ""))
+    finding["base_branch"] = str(signal.get("branch") or "") or None
+
+
+def signal_groups(findings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Classified failures grouped as the comment shows them, new failures first."""
+    groups = []
+    for classification in SIGNAL_ORDER:
+        jobs = [f for f in findings if f.get("classification") == classification]
+        if jobs:
+            groups.append({"classification": classification, "jobs": jobs})
+    return groups
+
+
 def overlay(
     section: Section,
     records: Sequence[JobRecord],
@@ -82,8 +111,11 @@ def overlay(
     reused_base: Mapping[str, JobRecord] | None = None,
     factor: float = 0.05,
     alpha: float = 0.05,
+    fail_on: Sequence[str] = ("new",),
 ) -> Section:
-    """``section`` with each finding's status, link and benchmark comparisons from records."""
+    """``section`` with each finding's status, link and benchmark comparisons from records,
+    and each failed job's classification; only failures in ``fail_on`` (or not classified)
+    fail it."""
     if not section.findings:
         return section
     by_key = {(r.key.name, r.key.side): r for r in records}
@@ -98,6 +130,7 @@ def overlay(
             updated["url"] = safe_url(record.job_url or record.build_url)
             updated["error"] = record.error
             updated["attempt"] = record.attempt
+            _with_signal(updated, record.signal)
         if finding.get("kind") == BENCHMARK and record is not None:
             base = by_key.get((name, "base")) or (reused_base or {}).get(name)
             base_runs = base.results if base is not None and base.state == "passed" else None
@@ -117,8 +150,13 @@ def overlay(
                     }
                 )
         findings.append(updated)
-    status, summary = summarize(findings, section)
-    data = {**section.data, "benchmarks": benchmarks, "pending": pending(findings)}
+    status, summary = summarize(findings, section, fail_on=fail_on)
+    data = {
+        **section.data,
+        "benchmarks": benchmarks,
+        "pending": pending(findings),
+        "signal": signal_groups(findings),
+    }
     return Section(section.check, status, summary, findings, data)
 
 
@@ -136,7 +174,18 @@ def pending(findings: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
-def summarize(findings: Sequence[Mapping[str, Any]], section: Section) -> tuple[Status, str]:
+def blocking(finding: Mapping[str, Any], fail_on: Sequence[str]) -> bool:
+    """Whether a finished job fails the check: it failed, and it was not classified, or its
+    classification is one the rules fail on (``checks.jobs.ci_signal.fail_on``)."""
+    if finding.get("status") not in FAILING:
+        return False
+    classification = finding.get("classification")
+    return classification is None or classification in fail_on
+
+
+def summarize(
+    findings: Sequence[Mapping[str, Any]], section: Section, *, fail_on: Sequence[str] = ("new",)
+) -> tuple[Status, str]:
     states = [str(f.get("status")) for f in findings]
     if all(s in ("selected", "awaiting_approval") for s in states):
         return section.status, section.summary  # nothing dispatched: the check's own words
@@ -164,10 +213,18 @@ def summarize(findings: Sequence[Mapping[str, Any]], section: Section) -> tuple[
         if unclear:
             bench.append(f"{unclear} inconclusive")
         parts.append("benchmarks: " + ", ".join(bench))
+    classified = [str(f["classification"]) for f in findings if f.get("classification")]
+    if classified:
+        named = [
+            f"{classified.count(c)} {c.replace('_', ' ')}" for c in SIGNAL_ORDER if c in classified
+        ]
+        parts.append("failures: " + ", ".join(named))
     machines = ", ".join(dict.fromkeys(str(f.get("hardware")) for f in findings))
     summary = f"GPU jobs on {machines}: " + ", ".join(parts)
-    if any(s in FAILING for s in states):
+    if any(blocking(f, fail_on) for f in findings):
         return Status.FAIL, summary
+    if any(s in FAILING for s in states):
+        return Status.WARN, summary
     if regressions or counts.get("awaiting_approval"):
         return Status.WARN, summary
     return Status.PASS, summary

@@ -74,6 +74,8 @@ class JobRecord:
     results: list[dict[str, float]] | None
     error: str | None
     updated_at: datetime
+    # The classification of a failed job (``bot.jobs.ci_signal.Classified.to_json``).
+    signal: dict[str, Any] | None = None
 
     @property
     def claimed_without_build(self) -> bool:

@@ -40,6 +40,9 @@ ci_jobs = sa.Table(
     sa.Column("job_url", sa.Text(), nullable=True),
     sa.Column("results", Json, nullable=True),  # benchmark runs: [{config label: seconds}]
     sa.Column("error", sa.Text(), nullable=True),
+    # A failed job's classification (bot/jobs/ci_signal.py: new, flaky, broken_trunk,
+    # unknown, with its reason and evidence), for the attempt it was made for (migration 0006).
+    sa.Column("signal", Json, nullable=True),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
     sa.UniqueConstraint("repo", "number", "head_sha", "name", "side", name="uq_ci_jobs_head"),

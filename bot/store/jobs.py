@@ -58,6 +58,7 @@ def _record(row: sa.Row) -> JobRecord:
         results=row.results,
         error=row.error,
         updated_at=row.updated_at,
+        signal=dict(row.signal) if row.signal else None,
     )
 
 
@@ -144,6 +145,7 @@ def claim(engine: sa.Engine, spec: JobSpec, *, attempt: int, dispatch_key: str) 
         "job_url": None,
         "results": None,
         "error": None,
+        "signal": None,
         "updated_at": now,
     }
     with engine.begin() as connection:
@@ -227,6 +229,45 @@ def update_result(
     with engine.begin() as connection:
         updated = connection.execute(sa.update(ci_jobs).where(*condition).values(**values))
         return updated.rowcount == 1
+
+
+def set_signal(engine: sa.Engine, record: JobRecord, signal: dict[str, Any]) -> bool:
+    """Keep a finished job's classification (a failure's, or a pass after prbot's retry),
+    for the dispatch the record is at."""
+    with engine.begin() as connection:
+        return (
+            connection.execute(
+                sa.update(ci_jobs)
+                .where(
+                    ci_jobs.c.id == record.id,
+                    ci_jobs.c.dispatch_key == record.dispatch_key,
+                    ci_jobs.c.state.in_(("failed", "timed_out", "passed")),
+                )
+                .values(signal=signal, updated_at=utcnow())
+            ).rowcount
+            == 1
+        )
+
+
+def reopen_for_retry(engine: sa.Engine, record: JobRecord, *, job_url: str | None) -> bool:
+    """A failed job retried on its build (the same commit): running again, its new attempt's
+    link, no classification until that attempt ends. Only from failed or timed out."""
+    values: dict[str, Any] = {"state": "running", "signal": None, "updated_at": utcnow()}
+    if job_url:
+        values["job_url"] = job_url
+    with engine.begin() as connection:
+        return (
+            connection.execute(
+                sa.update(ci_jobs)
+                .where(
+                    ci_jobs.c.id == record.id,
+                    ci_jobs.c.dispatch_key == record.dispatch_key,
+                    ci_jobs.c.state.in_(("failed", "timed_out")),
+                )
+                .values(**values)
+            ).rowcount
+            == 1
+        )
 
 
 def base_results(

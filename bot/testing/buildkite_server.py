@@ -13,6 +13,13 @@ branch and meta-data, newest first, in pages chained by a ``Link`` header; ``lis
 makes it answer 401, 404 or 500 instead. Artifacts download through a redirect, as
 Buildkite's do. Every request is counted, so tests can assert "one create per
 selected build, none on a replay".
+
+Base-branch history: ``seed_history(builds)`` adds finished builds already in the REST
+shape (``bot.testing.buildkite_shapes.history``: flaky, broken and healthy steps, retried
+jobs included), listed and read like the others. A job retry (``PUT …/jobs/{id}/retry``)
+marks the job retried and adds its next attempt; retried jobs are shown only with
+``include_retried_jobs=true``, as on Buildkite. ``stall_from_page`` makes the build list hang
+from that page on (an API that times out half-way).
 """
 
 from __future__ import annotations
@@ -43,6 +50,25 @@ class FakeJob:
     state: str = "scheduled"
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     name: str | None = None
+    retried_in: str | None = None  # the job that retried this one
+    retries_count: int | None = None
+
+    def to_json(self, number: int, web: str) -> dict[str, Any]:
+        done = self.state in FINISHED
+        return {
+            "id": self.id,
+            "type": "script",
+            "name": self.name or self.step_key,
+            "step_key": self.step_key,
+            "state": self.state,
+            "soft_failed": False,
+            "exit_status": (0 if self.state == "passed" else 1) if done else None,
+            "retried": self.retried_in is not None,
+            "retried_in_job_id": self.retried_in,
+            "retries_count": self.retries_count,
+            "parallel_group_index": None,
+            "web_url": f"{web}/builds/{number}#{self.id}",
+        }
 
 
 @dataclass
@@ -55,7 +81,13 @@ class FakeBuild:
     created_at: str = "2026-01-01T00:00:00.000Z"
     source: str = "api"
 
-    def to_json(self, base: str, web: str, *, jobs: bool = True) -> dict[str, Any]:
+    def current(self, step_key: str) -> FakeJob:
+        """The step's latest attempt (the one its last retry made, if any)."""
+        return next(j for j in self.jobs if j.step_key == step_key and j.retried_in is None)
+
+    def to_json(
+        self, base: str, web: str, *, jobs: bool = True, retried: bool = False
+    ) -> dict[str, Any]:
         shown = {
             "id": self.id,
             "number": self.number,
@@ -78,19 +110,20 @@ class FakeBuild:
         }
         if jobs:
             shown["jobs"] = [
-                {
-                    "id": job.id,
-                    "type": "script",
-                    "name": job.name or job.step_key,
-                    "step_key": job.step_key,
-                    "state": job.state,
-                    "soft_failed": False,
-                    "retried": False,
-                    "web_url": f"{web}/builds/{self.number}#{job.id}",
-                }
+                job.to_json(self.number, web)
                 for job in self.jobs
+                if retried or job.retried_in is None
             ]
         return shown
+
+
+def _listed(body: dict[str, Any], *, jobs: bool, retried: bool) -> dict[str, Any]:
+    """A seeded build as the API shows it: without jobs, or without retried ones."""
+    if not jobs:
+        return {k: v for k, v in body.items() if k != "jobs"}
+    if retried or not isinstance(body.get("jobs"), list):
+        return body
+    return {**body, "jobs": [j for j in body["jobs"] if not j.get("retried")]}
 
 
 class FakeBuildkite:
@@ -118,6 +151,9 @@ class FakeBuildkite:
         self.deliveries: list[int] = []  # status codes prbot answered to each webhook
         # A status the build list answers with instead of builds (401, 404, 500...).
         self.list_status: int | None = None
+        self.seeded: dict[int, dict[str, Any]] = {}  # finished builds in the REST shape
+        self.stall_from_page: int | None = None
+        self.stall_seconds = 2.0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -147,7 +183,7 @@ class FakeBuildkite:
             body = await request.json()
             keys = json.loads((body.get("env") or {}).get("VLLM_CI_ONLY_STEP_KEYS") or "[]")
             with self.lock:
-                number = len(self.builds) + 1
+                number = self._next_number()
                 build = FakeBuild(
                     str(uuid.uuid4()),
                     number,
@@ -174,21 +210,26 @@ class FakeBuildkite:
             commit, branch = query.get("commit"), query.get("branch")
             per_page = max(1, min(int(query.get("per_page") or 30), 100))
             page = max(1, int(query.get("page") or 1))
+            jobs = query.get("exclude_jobs") != "true"
+            retried = query.get("include_retried_jobs") == "true"
+            if self.stall_from_page is not None and page >= self.stall_from_page:
+                time.sleep(self.stall_seconds)
             with self.lock:
-                matching = [
-                    build
-                    for build in reversed(self.builds.values())
-                    if (commit is None or build.body.get("commit") == commit)
-                    and (branch is None or build.body.get("branch") == branch)
-                    and all(
-                        (build.body.get("meta_data") or {}).get(k) == v for k, v in wanted.items()
-                    )
-                ]
-                shown = matching[(page - 1) * per_page : page * per_page]
-                found = [
-                    build.to_json(self.url + base, web, jobs=query.get("exclude_jobs") != "true")
-                    for build in shown
-                ]
+                every = {
+                    **{n: _listed(b, jobs=jobs, retried=retried) for n, b in self.seeded.items()},
+                    **{
+                        n: b.to_json(self.url + base, web, jobs=jobs, retried=retried)
+                        for n, b in self.builds.items()
+                    },
+                }
+            matching = [
+                body
+                for _, body in sorted(every.items(), reverse=True)
+                if (commit is None or body.get("commit") == commit)
+                and (branch is None or body.get("branch") == branch)
+                and all((body.get("meta_data") or {}).get(k) == v for k, v in wanted.items())
+            ]
+            found = matching[(page - 1) * per_page : page * per_page]
             headers = {}
             if page * per_page < len(matching):
                 following = dict(query.items()) | {"page": str(page + 1), "per_page": str(per_page)}
@@ -197,12 +238,39 @@ class FakeBuildkite:
             return JSONResponse(found, headers=headers)
 
         @app.get(f"{base}/builds/{{number}}")
-        def get_build(number: int) -> Response:
+        def get_build(number: int, request: Request) -> Response:
+            retried = request.query_params.get("include_retried_jobs") == "true"
             with self.lock:
                 build = self.builds.get(number)
-                if build is None:
+                if build is not None:
+                    return JSONResponse(build.to_json(self.url + base, web, retried=retried))
+                seeded = self.seeded.get(number)
+                if seeded is None:
                     return JSONResponse({"message": "No build found"}, status_code=404)
-                return JSONResponse(build.to_json(self.url + base, web))
+                return JSONResponse(_listed(seeded, jobs=True, retried=retried))
+
+        @app.put(f"{base}/builds/{{number}}/jobs/{{job_id}}/retry")
+        def retry_job(number: int, job_id: str) -> Response:
+            with self.lock:
+                build = self.builds.get(number)
+                job = next((j for j in build.jobs if j.id == job_id), None) if build else None
+                if build is None or job is None:
+                    return JSONResponse({"message": "No job found"}, status_code=404)
+                if job.retried_in is not None or job.state not in FINISHED:
+                    return JSONResponse(
+                        {"message": "Only a finished job that was not retried can be retried"},
+                        status_code=422,
+                    )
+                again = FakeJob(
+                    str(uuid.uuid4()),
+                    job.step_key,
+                    name=job.name,
+                    retries_count=(job.retries_count or 0) + 1,
+                )
+                job.retried_in = again.id
+                build.jobs.append(again)
+                build.state = "running"
+                return JSONResponse(again.to_json(number, web))
 
         @app.get(f"{base}/builds/{{number}}/jobs/{{job_id}}/artifacts")
         def list_artifacts(number: int, job_id: str) -> Response:
@@ -271,6 +339,15 @@ class FakeBuildkite:
                 if (method is None or m == method) and path.endswith(path_suffix)
             )
 
+    def _next_number(self) -> int:
+        return max([*self.builds, *self.seeded, 0]) + 1
+
+    def seed_history(self, builds: list[dict[str, Any]]) -> None:
+        """Add finished builds (REST shape, every attempt of their jobs) to the list."""
+        with self.lock:
+            for body in builds:
+                self.seeded[int(body["number"])] = body
+
     def add_build(
         self,
         commit: str,
@@ -286,7 +363,7 @@ class FakeBuildkite:
         """A build someone else made (the repository's own CI: a push, ``/ci run``), with
         its jobs in the given states (step key -> state); returns its number."""
         with self.lock:
-            number = len(self.builds) + 1
+            number = self._next_number()
             body = {
                 "commit": commit,
                 "branch": branch,
@@ -319,7 +396,7 @@ class FakeBuildkite:
         """Finish one job (its artifacts stored) and send the signed ``job.finished``."""
         with self.lock:
             build = self.builds[number]
-            job = next(j for j in build.jobs if j.step_key == step_key)
+            job = build.current(step_key)
             job.state = state
             for filename, blob in (artifacts or {}).items():
                 artifact_id = str(uuid.uuid4())
@@ -332,8 +409,9 @@ class FakeBuildkite:
                         "download_url": f"{self.url}/artifacts/{artifact_id}/download",
                     }
                 )
-            if all(j.state in FINISHED for j in build.jobs):
-                failed = any(j.state != "passed" for j in build.jobs)
+            current = [j for j in build.jobs if j.retried_in is None]
+            if all(j.state in FINISHED for j in current):
+                failed = any(j.state != "passed" for j in current)
                 build.state = "failed" if failed else "passed"
             else:
                 build.state = "running"

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from github import GithubException
 
 from bot.engines.base import BuildRef, Engine, make_engine
+from bot.engines.buildkite_builds import BuildkiteBuilds
 from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
@@ -38,6 +39,7 @@ from bot.store import state
 from bot.store.queue import Queue
 from bot.worker.ci.dispatch import Outcome, PullContext, execute
 from bot.worker.ci.results import refresh_build
+from bot.worker.ci.signal import classify_failures
 from bot.worker.ci.stored_report import (
     jobs_section,
     report_from_json,
@@ -125,6 +127,7 @@ def report_context(
         "base_branch": pull.get("base_ref"),
         "mode": dispatch_mode(job.get("reason")),
         "benchmark": rules.benchmark.model_dump(),
+        "ci_signal": rules.ci_signal.model_dump(),
         "trusted_teams": list(rules.trusted_teams),
     }
 
@@ -310,13 +313,35 @@ def take_build_news(
     # the other then finds the records finished and reads nothing.
     with named_lock(services.db, f"build:{build.engine}:{build.id}", services.lock_dir):
         records = store.records_for_build(services.db, build.engine, build.id)
-        refreshed = refresh_build(
-            services.db, services.engines(build.engine), records, build_finished=finished
-        )
-    if refreshed.changed:
+        engine = services.engines(build.engine)
+        refreshed = refresh_build(services.db, engine, records, build_finished=finished)
+        changed = refreshed.changed + _classify(services, build, engine)
+    if changed:
         for key in sorted({(r.key.repo, r.key.number, r.key.head_sha) for r in records}):
             republish(services, *key)
-    return refreshed.changed
+    return changed
+
+
+def _classify(services: Services, build: BuildRef, engine: Engine) -> int:
+    """The build's failed smoke jobs classified (and retried once where due); changes."""
+    if build.engine != "buildkite":
+        return 0  # GitHub Actions' history is not read yet
+    records = store.records_for_build(services.db, build.engine, build.id)
+    if not any(r.state in ("failed", "timed_out", "passed") for r in records):
+        return 0
+    first = records[0]
+    loaded = store.load_full_report(
+        services.db, first.key.repo, first.key.number, first.key.head_sha
+    )
+    if loaded is None:
+        return 0
+    context = dict(loaded[1])
+    if services.settings.dry_run:
+        # A retry is a write to CI: a dry run classifies, and never retries.
+        context["ci_signal"] = {**(context.get("ci_signal") or {}), "retry": False}
+    return classify_failures(
+        services.db, engine, BuildkiteBuilds.from_settings(services.settings), records, context
+    )
 
 
 class JobsPublisher(Publisher):
@@ -360,6 +385,7 @@ def republish(services: Services, repo: str, number: int, head_sha: str) -> bool
         reused_base=_reusable_bases(services.db, head, wanted),
         factor=float(benchmark.get("factor", 0.05)),
         alpha=float(benchmark.get("alpha", 0.05)),
+        fail_on=tuple((context.get("ci_signal") or {}).get("fail_on", ["new"])),
     )
     html_base = str(context.get("html_base") or "https://github.com")
     markdown = render_markdown(report, html_base=html_base)

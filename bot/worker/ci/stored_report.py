@@ -83,10 +83,11 @@ def with_job_progress(
     reused_base: Mapping[str, JobRecord] | None = None,
     factor: float = 0.05,
     alpha: float = 0.05,
+    fail_on: Sequence[str] = ("new",),
 ) -> Report:
     """The report with its jobs section redrawn from the records; the rest as it was."""
     sections = [
-        overlay(s, records, reused_base=reused_base, factor=factor, alpha=alpha)
+        overlay(s, records, reused_base=reused_base, factor=factor, alpha=alpha, fail_on=fail_on)
         if s.check == JOBS_CHECK
         else s
         for s in report.sections
