@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from bot.core.gitdiff import LineCounts, file_patches, hunks_of, numstat_counts, raw_entries
-from bot.core.globs import path_matches
+from bot.core.globs import MAX_PATH_CHARS, path_matches
 from bot.core.limits import InputRejected
 from bot.local.git import BlobReader, BlobTooLarge, resolve, run_git
 
@@ -351,6 +351,14 @@ def diff_files(repo: Path | str, base_sha: str, head_sha: str) -> list[ChangedFi
             omitted = (
                 f"is over the {_megabytes(MAX_TREE_FILE_BYTES)} limit for one file; "
                 "its diff not read"
+            )
+        if len(entry.path) > MAX_PATH_CHARS:
+            patch, omitted = (
+                None,
+                (
+                    f"has a path of {len(entry.path):,} characters, over the {MAX_PATH_CHARS:,} "
+                    "limit (Linux's PATH_MAX); it matches no rule and its lines are not read"
+                ),
             )
         files.append(
             ChangedFile(
