@@ -56,8 +56,44 @@ def test_write_rewrites_only_the_tables_then_check_passes(tmp_path, capsys):
     edit(root, DOC, "| 1 | `FLASHMLA` |\n| 2 | `TRITON_MLA` |", "| 1 | `TRITON_MLA` |")
     assert main(["docs", "--repo", str(root), "--write"]) == 0
     assert (root / DOC).read_text() == pristine
-    assert "rewrote docs/design/attention_backends.md" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "rewrote docs/design/attention_backends.md" in err
+    # A file this run changed is never reported "in sync": it was not.
+    assert out == f"{DOC}: rewritten\n"
     assert main(["docs", "--repo", str(root), "--check"]) == 0
+    assert capsys.readouterr().out == f"{DOC}: in sync\n"
+    assert main(["docs", "--repo", str(root), "--write"]) == 0  # nothing to write now
+    assert capsys.readouterr().out == f"{DOC}: in sync\n"
+
+
+def test_docs_chooses_the_rule_set_as_check_does(tmp_path, capsys, monkeypatch):
+    # A tree with vLLM's detect paths gets the vllm rules with no flag, like `prbot check`
+    # (the generic rules read vLLM's doc differently and report drift that is not there).
+    monkeypatch.delenv("PRBOT_DEFAULT_RULES", raising=False)
+    root = copy_fixture(tmp_path / "tree")
+    (root / "requirements").mkdir()
+    (root / "requirements" / "cuda.txt").write_text("torch==2.9.0\n")
+    (root / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    assert main(["docs", "--repo", str(root), "--check", "--no-hooks"]) == 0
+    assert "using the built-in 'vllm' rules" in capsys.readouterr().err
+    assert (
+        main(["docs", "--repo", str(root), "--check", "--no-hooks", "--default-rules", "default"])
+        == 0
+    )
+    assert "using the built-in" not in capsys.readouterr().err
+
+
+def test_the_fix_line_is_the_repositorys_own_generator_where_it_has_one(tmp_path, capsys):
+    # prbot is no dependency of the repository: `uv run prbot ...` would not run there.
+    root = copy_fixture(tmp_path / "tree")
+    generator = root / "tools" / "pre_commit" / "generate_attention_backend_docs.py"
+    generator.parent.mkdir(parents=True)
+    generator.write_text("print('the repository generator')\n")
+    edit(root, DOC, *EDITED_CELL)
+    assert main(["docs", "--repo", str(root), "--check", "--no-hooks"]) == 1
+    out = capsys.readouterr().out
+    assert "fix: python tools/pre_commit/generate_attention_backend_docs.py" in out
+    assert "uv run prbot" not in out
 
 
 def test_a_source_that_does_not_parse_is_not_verified_exit_3_and_refuses_write(tmp_path, capsys):

@@ -6,10 +6,12 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from bot.checks.generated_docs import summarize
+from bot.cli.check_report import default_rules_name
 from bot.cli.common import CliError, progress
 from bot.core.snapshot import DirTree
 from bot.gendocs.config import GeneratedDocsRules
@@ -31,8 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--default-rules",
-        default="default",
-        help="built-in rule set under the repo's file (default: default)",
+        default=None,
+        help="built-in rule set under the repo's file (default: PRBOT_DEFAULT_RULES, else the "
+        "set whose detect paths the tree has, as prbot check chooses)",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument(
@@ -55,7 +58,8 @@ def load_rules(args: argparse.Namespace, tree: DirTree) -> GeneratedDocsRules:
     try:
         loaded = runner.load_rules(
             tree.read_text(rules.REPO_RULES_PATH),
-            default=args.default_rules,
+            # The same choice as `prbot check`: a vLLM tree gets the vllm rules.
+            default=default_rules_name(args, tree),
             rules_file=args.rules,
             strict=True,
         )
@@ -137,10 +141,14 @@ def cell_lines(cells: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def print_text(findings: list[dict[str, Any]]) -> None:
+def print_text(findings: list[dict[str, Any]], written: Iterable[str] = ()) -> None:
+    rewritten = set(written)
     for finding in findings:
         drift = finding["cells"] or finding.get("manual_edits")
         state = "in sync" if finding["in_sync"] else "OUT OF SYNC" if drift else "NOT VERIFIED"
+        if finding["path"] in rewritten:
+            # Never "in sync" for a file this run changed: it was not, until now.
+            state = "rewritten" if finding["in_sync"] else f"rewritten, still {state}"
         print(f"{finding['path']}: {state}")
         for line in cell_lines(finding["cells"]):
             print(f"  {line}")
@@ -168,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
         if not docs and not outputs:
             configured = ", ".join(d.path for d in doc_rules.docs) or "none"
             raise CliError(f"no generated doc found in {root} (configured: {configured})")
+        written: list[str] = []
         if args.write:
             written = write_fixes(tree, docs, outputs)
             for path in written:
@@ -179,10 +188,15 @@ def run(args: argparse.Namespace) -> int:
     findings = [r.to_json() for r in docs] + [r.to_json() for r in outputs]
     if args.format == "json":
         status, summary = summarize(findings)
-        report = {"status": str(status), "summary": summary, "findings": findings}
+        report = {
+            "status": str(status),
+            "summary": summary,
+            "findings": findings,
+            "rewritten": written,
+        }
         print(json.dumps(report, indent=2))
     else:
-        print_text(findings)
+        print_text(findings, written)
     sys.stdout.flush()
     return exit_code(findings)
 

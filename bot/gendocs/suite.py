@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot.core.sections import Cache, CommandRunner
 from bot.core.snapshot import TreeReader
-from bot.gendocs.config import DocRule, GeneratedDocsRules, HookRule
+from bot.gendocs.config import DEFAULT_FIX_COMMAND, DocRule, GeneratedDocsRules, HookRule
 from bot.gendocs.doc_check import DocResult, check_doc
 from bot.gendocs.hooks import HookResult, run_hook
 from bot.gendocs.render import TemplateError
@@ -63,8 +63,27 @@ def check_docs(
             log.exception("generated docs: checking %s failed", rule.path)
             outcomes.append(DocOutcome(rule, problem=f"cannot check: {type(exc).__name__}: {exc}"))
             continue
+        if result is not None:
+            result.fix_command = fix_command(rule, head)
         outcomes.append(DocOutcome(rule, result))
     return outcomes
+
+
+def fix_command(rule: DocRule, head: TreeReader) -> str:
+    """What the reader runs to fix the doc: the rules' command, or, where the rules kept
+    prbot's default, the repository's own generator script when the tree has one (prbot is
+    not a dependency of the repository, so ``uv run prbot`` would not work there)."""
+    if rule.fix_command != DEFAULT_FIX_COMMAND:
+        return rule.fix_command
+    # Only a generator that writes the doc fixes it; an mkdocs script fills it at build time.
+    if rule.generators:
+        scripts = [g.script for g in rule.generators if g.style == "output"]
+    else:
+        scripts = [path for path in rule.generator if path.endswith(".py")]
+    for script in scripts:
+        if head.exists(script):
+            return f"python {script}"
+    return rule.fix_command
 
 
 def run_hooks(
