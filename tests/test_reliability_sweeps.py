@@ -16,13 +16,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack
-from bot.repair.head_sweeps import MAX_SWEEPS
 from bot.repair.redeliver import sweep_heads
 from bot.report.render import MARKER, head_marker
 from bot.store.queue import Queue
 from bot.store.sweeps import sweep_count
 from bot.worker.handlers.repair import failure_publisher
 
+MAX_SWEEPS = 3  # README, missed deliveries: "Each head is swept at most three times"
 REPO = "acme/widgets"
 GIT = rf"^/{REPO}\.git/"
 SPACING = timedelta(minutes=10)

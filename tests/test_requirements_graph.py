@@ -1,13 +1,14 @@
 from pathlib import Path
 
-from bot.core.limits import MAX_REQUIREMENTS_BYTES
 from bot.core.snapshot import DirTree
-from bot.requirements.graph import (
-    MAX_CLOSURE_FILES,
-    MAX_INCLUDE_DEPTH,
-    RequirementTree,
-    reverse_index,
-)
+from bot.requirements.graph import RequirementTree, reverse_index
+
+# README (requirements): "a requirement file over 1 MB is a problem naming it; the include
+# walk is iterative, at most 50 deep and 2,000 files per closure". The documented figures,
+# not the code's constants, so a changed bound fails here.
+MAX_REQUIREMENTS_BYTES = 1_000_000
+MAX_INCLUDE_DEPTH = 50
+MAX_CLOSURE_FILES = 2_000
 
 
 def write(root: Path, files: dict[str, str]) -> DirTree:
