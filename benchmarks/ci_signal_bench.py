@@ -315,7 +315,8 @@ def write(out: Path, cases: list[dict], calls: list[dict], times: dict) -> None:
         "## API calls per report",
         "",
         "Through the worker's step (`bot/worker/ci/signal.py`: `classify_failures`) on SQLite, "
-        "counted at the test server. `history_builds` is 50: one page (Buildkite pages of 100; the newest 50 kept).",
+        "counted at the test server. `history_builds` is 50: one page (Buildkite pages of "
+        "100; the newest 50 kept).",
         "",
         "| Report | Buildkite calls |",
         "| --- | ---: |",
