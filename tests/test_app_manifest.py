@@ -1,6 +1,6 @@
 """The App manifest asks for exactly what the code uses: every permission is needed by a call
 the whole flow makes on the local GitHub test server, every call is covered by one, and the
-events are those the intake accepts; README's by-hand table says the same."""
+events are those the intake accepts; docs/github-app.md's by-hand table says the same."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_the_command_prints_the_manifest_and_the_reasons(capsys):
     assert all(f"#   {p}: " in explained for p in PERMISSIONS)
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "github-app.md"
 README_LEVELS = {"Read": "read", "Read & write": "write"}
 # GitHub scopes "members" to the organization; the rest prbot asks for are repository ones.
 ORGANIZATION_PERMISSIONS = {"members"}
