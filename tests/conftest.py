@@ -181,6 +181,19 @@ def app_context(engine, github_server, tmp_path: Path):
     return HandlerContext(settings, engine, Queue(engine, max_attempts=2), GitHubApp(settings))
 
 
+def pytest_sessionstart(session) -> None:  # noqa: ANN001
+    """A PostgreSQL URL that is set but cannot be used stops the run at once, in one line,
+    instead of every PostgreSQL test erroring on its own. Unset: those tests are skipped."""
+    url = os.environ.get("PRBOT_TEST_DATABASE_URL")
+    if not url or hasattr(session.config, "workerinput"):  # xdist workers: the controller checked
+        return
+    from bot.testing.pg_schema import unreachable
+
+    problem = unreachable(url)
+    if problem:
+        pytest.exit(f"PRBOT_TEST_DATABASE_URL={url} cannot be used: {problem}", returncode=2)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001, ARG001
     """One line, not a skip list, for the PostgreSQL variants that had no database to run on."""
     skipped = terminalreporter.stats.get("skipped", [])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable
 
+import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from bot.store.db import make_engine
+from bot.store.db import DatabaseUrlError, make_engine
 
 
 def scratch_schema(base: str, prefix: str = "prbot_scratch") -> tuple[str, Callable[[], None]]:
@@ -25,3 +27,31 @@ def scratch_schema(base: str, prefix: str = "prbot_scratch") -> tuple[str, Calla
         admin.dispose()
 
     return url.render_as_string(hide_password=False), drop
+
+
+def unreachable(url: str, timeout: int = 5) -> str | None:
+    """Why the database at ``url`` cannot be used (one line), or None when it answers."""
+    try:
+        engine = make_engine(url, connect_args={"connect_timeout": timeout})
+    except DatabaseUrlError as exc:
+        return str(exc)
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT 1"))
+    except sa.exc.SQLAlchemyError as exc:
+        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        return lines[0] if lines else exc.__class__.__name__
+    finally:
+        engine.dispose()
+    return None
+
+
+if __name__ == "__main__":  # python -m bot.testing.pg_schema URL: exit 2 with one line if down
+    problem = unreachable(sys.argv[1])
+    if problem:
+        print(
+            f"test database {sys.argv[1]} cannot be used: {problem} "
+            "(README, Two commands: how to get one)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
