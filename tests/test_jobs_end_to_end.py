@@ -11,6 +11,7 @@ import pytest
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
 from bot.report.render import MARKER
 from bot.store import jobs as jobs_store
+from bot.testing.buildkite_shapes import history
 
 REPO = "acme/vllm-lite"
 STEPS = """
@@ -225,3 +226,47 @@ def test_approvals_by_label_and_of_the_head_the_approver_saw(stack) -> None:
     assert {b.body["commit"] for b in bk.builds.values()} >= {new_head}
     body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
     assert "awaiting approval" not in body.split("Details: GPU jobs")[1]
+
+
+def finish_benchmarks(bk) -> None:
+    for build in builds_for(bk, [BENCH]):
+        files = {f"results-{i}.json": results(1.0e-3, 7 + i) for i in range(5)}
+        bk.finish_job(build.number, BENCH, "passed", artifacts=files)
+
+
+def test_a_failure_main_never_has_is_retried_once_then_new_and_fails_the_check(stack) -> None:
+    bk = stack.buildkite
+    bk.seed_history(history({SMOKE: "P" * 10}, newest=900))
+    number = open_pr(stack, "MEMBER")
+    wait_for(lambda: len(bk.builds) == 3, what="three builds")
+    wait_for(stack.idle, what="idle")
+    (smoke,) = builds_for(bk, [SMOKE])
+    bk.finish_job(smoke.number, SMOKE, "failed")
+    wait_for(lambda: bk.count_calls("PUT", "/retry") == 1, what="the retry")
+    wait_for(stack.idle, what="idle")
+    assert "🏃 running" in comment(stack, number) or "🕒 queued" in comment(stack, number)
+    bk.finish_job(smoke.number, SMOKE, "failed")  # the retry fails too
+    finish_benchmarks(bk)
+    wait_for(lambda: "New failures (1)" in comment(stack, number), what="the new failure")
+    wait_for(stack.idle, what="idle")
+    body = comment(stack, number)
+    assert "[same step on main](" in body and "failed again on a retry" in body
+    assert bk.count_calls("PUT", "/retry") == 1
+    (run,) = stack.github.check_runs(REPO, smoke.body["commit"])
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+
+
+def test_a_failure_that_is_flaky_on_main_is_not_retried_and_does_not_fail_the_check(stack) -> None:
+    bk = stack.buildkite
+    bk.seed_history(history({SMOKE: "PPFPPPFPPP"}, newest=900))
+    number = open_pr(stack, "MEMBER")
+    wait_for(lambda: len(bk.builds) == 3, what="three builds")
+    wait_for(stack.idle, what="idle")
+    (smoke,) = builds_for(bk, [SMOKE])
+    bk.finish_job(smoke.number, SMOKE, "failed")
+    finish_benchmarks(bk)
+    wait_for(lambda: "Flaky (1)" in comment(stack, number), what="the flaky failure")
+    wait_for(stack.idle, what="idle")
+    assert bk.count_calls("PUT", "/retry") == 0
+    (run,) = stack.github.check_runs(REPO, smoke.body["commit"])
+    assert run["status"] == "completed" and run["conclusion"] != "failure"
