@@ -4,10 +4,11 @@ with nothing stored (bad token, bad signature, stale timestamp, oversized, malfo
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import httpx
-from intake_helpers import intake
+from intake_helpers import ServeProcess, intake
 
 from bot.events.buildkite import sign
 from bot.intake.buildkite import delivery_guid
@@ -85,3 +86,98 @@ def test_refused_deliveries_store_nothing(engine, tmp_path) -> None:
 def test_long_ids_make_a_bounded_guid() -> None:
     assert delivery_guid("short") == "short"
     assert len(delivery_guid("x" * 500)) <= 100
+
+
+# --- a real `prbot serve`: the same body deadline and in-flight budget as GitHub's route --------
+
+SERVE_TOKEN = "bk-webhook-token-0123456789"
+
+
+def _send_head(port: int, length: int, **headers: str) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)  # a hang guard
+    lines = [
+        "POST /webhooks/buildkite HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        "X-Buildkite-Event: job.finished",
+        f"Content-Length: {length}",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    return sock
+
+
+def _status(sock: socket.socket) -> int:
+    answer = b""
+    while b"\r\n" not in answer:
+        data = sock.recv(4096)
+        if not data:
+            break
+        answer += data
+    return int(answer.split(b" ")[1])
+
+
+def test_a_trickled_buildkite_body_gets_408_and_odd_timestamps_401(tmp_path) -> None:
+    # On main this route had no deadline: 1 byte every 2 s was still open after 70 s, and a
+    # timestamp of "²", 400 or 5,000 digits was a 500 (issue 21, item 6).
+    with ServeProcess(
+        tmp_path,
+        "--no-worker",
+        "--dry-run",
+        PRBOT_INTAKE_BODY_TIMEOUT="2",
+        PRBOT_BUILDKITE_WEBHOOK_TOKEN=SERVE_TOKEN,
+    ) as serve:
+        sock = _send_head(serve.port, 1000, **{"X-Buildkite-Token": SERVE_TOKEN})
+        try:
+            for _ in range(4):  # 1 byte a second, 996 short at the end
+                sock.sendall(b"{")
+                time.sleep(1)
+            assert _status(sock) == 408
+        finally:
+            sock.close()
+        body = json.dumps(finished()).encode()
+        for stamp in ("²", "9" * 400, "9" * 5000, "-1", "1e9"):
+            headers = {
+                "X-Buildkite-Event": b"job.finished",
+                "X-Buildkite-Signature": f"timestamp={stamp},signature=ab".encode(),
+            }
+            answer = httpx.post(f"{serve.url}/webhooks/buildkite", content=body, headers=headers)
+            assert answer.status_code == 401, (stamp[:10], answer.text)
+        signed = {
+            "X-Buildkite-Event": "job.finished",
+            "X-Buildkite-Signature": sign(body, SERVE_TOKEN, int(time.time())),
+        }
+        answer = httpx.post(f"{serve.url}/webhooks/buildkite", content=body, headers=signed)
+        assert answer.status_code == 202  # the route was live all along
+
+
+def test_unsigned_buildkite_bodies_stay_within_the_inflight_budget(tmp_path) -> None:
+    # On main 400 unsigned 2 MB bodies took the intake from 99 to 875 MB: nothing budgeted
+    # the bytes Buildkite's route held. Now they claim from the same budget as GitHub's.
+    with ServeProcess(
+        tmp_path,
+        "--no-worker",
+        "--dry-run",
+        PRBOT_INTAKE_MAX_INFLIGHT_MB="8",
+        PRBOT_BUILDKITE_WEBHOOK_TOKEN=SERVE_TOKEN,
+    ) as serve:
+        size = MAX_BODY_BYTES - 10
+        held, refused = [], 0
+        try:
+            for _ in range(12):
+                # The head announces the size: the route claims it before reading a byte,
+                # so a refusal comes back at once, while an accepted body waits for its bytes.
+                sock = _send_head(serve.port, size, **{"X-Buildkite-Token": "wrong"})
+                sock.settimeout(2)
+                try:
+                    assert _status(sock) == 503
+                    refused += 1
+                    sock.close()
+                except TimeoutError:
+                    held.append(sock)
+            # 8 MiB holds four bodies just under 2 MiB; every later one is refused at once.
+            assert len(held) == 4 and refused == 8, (len(held), refused)
+            assert httpx.get(f"{serve.url}/healthz", timeout=20).status_code == 200
+        finally:
+            for sock in held:
+                sock.close()

@@ -80,3 +80,22 @@ def test_ignored_and_malformed_events() -> None:
         with pytest.raises(BuildkiteWebhookError) as refused:
             parse_event({"X-Buildkite-Event": "build.finished"}, body)
         assert refused.value.status == 400
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "timestamp=²,signature=ab",  # a digit to str.isdigit, not to int()
+        f"timestamp={'9' * 400},signature=ab",  # too large for the float of the age check
+        f"timestamp={'9' * 5000},signature=ab",  # past int()'s digit limit
+        "timestamp=1800000000,signature=é",  # compare_digest refuses non-ASCII str
+        "timestamp=,signature=",
+        ",,,===",
+    ],
+)
+def test_verify_refuses_odd_signatures_with_401_and_never_raises_anything_else(signature) -> None:
+    with pytest.raises(BuildkiteWebhookError) as refused:
+        verify({"X-Buildkite-Signature": signature}, BODY, (TOKEN,), now=NOW)
+    assert refused.value.status == 401
+    with pytest.raises(BuildkiteWebhookError):
+        verify({"X-Buildkite-Token": "é\udcff"}, BODY, (TOKEN,), now=NOW)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 HANDLED_EVENTS = frozenset({"job.finished", "build.finished", "build.running", "job.started"})
 DEFAULT_MAX_AGE = 300.0
+# Unix seconds have 10 digits until the year 2286.
+MAX_TIMESTAMP_DIGITS = 12
 
 
 class BuildkiteWebhookError(ValueError):
@@ -51,7 +53,8 @@ def verify(
     now: float | None = None,
     max_age: float = DEFAULT_MAX_AGE,
 ) -> None:
-    """Raise :class:`BuildkiteWebhookError` (401) unless a configured token proves ``body``."""
+    """Raise :class:`BuildkiteWebhookError` (401) unless a configured token proves ``body``;
+    never anything else, whatever the headers hold."""
     if not tokens:
         raise BuildkiteWebhookError(401, "no Buildkite webhook token is configured")
     signature = _header(headers, "X-Buildkite-Signature")
@@ -60,7 +63,11 @@ def verify(
             part.strip().split("=", 1) for part in signature.split(",") if "=" in part.strip()
         )
         stamp, given = parts.get("timestamp", ""), parts.get("signature", "")
-        if not stamp.isdigit() or not given:
+        # ASCII digits only, and few: "²".isdigit() is true but int() refuses it, and 400
+        # digits overflow the float of the age check (both were 500s).
+        if not (stamp.isascii() and stamp.isdigit() and len(stamp) <= MAX_TIMESTAMP_DIGITS):
+            raise BuildkiteWebhookError(401, "malformed X-Buildkite-Signature")
+        if not given:
             raise BuildkiteWebhookError(401, "malformed X-Buildkite-Signature")
         current = time.time() if now is None else now
         if abs(current - int(stamp)) > max_age:
@@ -68,7 +75,8 @@ def verify(
         valid = False
         for token in tokens:
             expected = sign(body, token, int(stamp)).rsplit("=", 1)[1]
-            valid |= hmac.compare_digest(expected, given)  # every token, in constant time
+            # Bytes: compare_digest refuses str with non-ASCII characters (a TypeError).
+            valid |= hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
         if not valid:
             raise BuildkiteWebhookError(401, "X-Buildkite-Signature does not match")
         return
@@ -77,7 +85,7 @@ def verify(
         raise BuildkiteWebhookError(401, "no X-Buildkite-Token or X-Buildkite-Signature")
     valid = False
     for expected in tokens:
-        valid |= hmac.compare_digest(expected.encode(), token.encode())
+        valid |= hmac.compare_digest(expected.encode(), token.encode("utf-8", "replace"))
     if not valid:
         raise BuildkiteWebhookError(401, "X-Buildkite-Token does not match")
 

@@ -1,8 +1,9 @@
 """``POST /webhooks/buildkite``: verify, deduplicate and store a Buildkite delivery, 202.
 
-As GitHub's: nothing is stored before the token or signature over the whole (bounded) body
-checks, a stale signature timestamp is refused, and the delivery goes into the same table
-and queue as GitHub's, as event ``buildkite`` with the ``X-Buildkite-Event`` as its action.
+As GitHub's: the body is read under the same deadline and bytes-in-flight budget (408, 503),
+nothing is stored before the token or signature over the whole (bounded) body checks, a
+stale signature timestamp is refused, and the delivery goes into the same table and queue as
+GitHub's, as event ``buildkite`` with the ``X-Buildkite-Event`` as its action.
 Buildkite sends no delivery id, so the id is the event, the job (or build) and its state:
 a redelivery of the same news is answered 200 and changes nothing.
 """
@@ -20,6 +21,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from bot.events.buildkite import BuildkiteWebhookError, parse_event, verify
+from bot.intake.body import (
+    BodySpool,
+    BodyTimeout,
+    BodyTooLarge,
+    InflightBudget,
+    IntakeBusy,
+    NoDigest,
+    read_signed_body,
+)
 from bot.runtime.settings import CiSettings
 from bot.store.deliveries import record_delivery
 
@@ -29,6 +39,8 @@ EVENT_NAME = "buildkite"
 # A job.finished or build.finished body is a few kilobytes (a build with its jobs list).
 MAX_BODY_BYTES = 2 * 1024 * 1024
 MAX_GUID_CHARS = 100
+RETRY_AFTER_SECONDS = 5
+CLOSE = {"Connection": "close"}
 
 
 def delivery_guid(dedupe_key: str) -> str:
@@ -37,30 +49,63 @@ def delivery_guid(dedupe_key: str) -> str:
     return "buildkite:" + hashlib.sha256(dedupe_key.encode()).hexdigest()
 
 
-async def _bounded_body(request: Request) -> bytes | None:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def receive(request: Request, settings: CiSettings, engine: Engine) -> JSONResponse:
+async def _read_body(
+    request: Request, budget: InflightBudget, timeout: float
+) -> JSONResponse | bytes:
+    """The whole body, read as GitHub's is (bot/intake/body.py): within the body deadline
+    (408), under the process's bytes-in-flight budget (503), at most ``MAX_BODY_BYTES``
+    (413); or the answer that refuses it. Buildkite's proof covers the whole body, so it is
+    checked once the body is in."""
+    spool = BodySpool(None)
+    claimed = 0
     try:
-        body = await _bounded_body(request)
-    except ClientDisconnect:
-        return JSONResponse({"status": "disconnected"}, status_code=400)
-    if body is None:
+        try:
+            claimed = await read_signed_body(
+                request, NoDigest(), spool, budget, limit=MAX_BODY_BYTES, timeout=timeout
+            )
+        except BodyTooLarge:
+            return JSONResponse(
+                {"status": "too_large", "message": f"body exceeds {MAX_BODY_BYTES} bytes"},
+                status_code=413,
+                headers=CLOSE,
+            )
+        except IntakeBusy:
+            return JSONResponse(
+                {"status": "busy", "message": "too many request bytes in flight; retry later"},
+                status_code=503,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS), **CLOSE},
+            )
+        except BodyTimeout:
+            return JSONResponse(
+                {"status": "timeout", "message": f"body not received within {timeout:g}s"},
+                status_code=408,
+                headers=CLOSE,
+            )
+        except ClientDisconnect:
+            return JSONResponse({"status": "disconnected"}, status_code=400)
+        return await spool.read()
+    finally:
+        spool.close()
+        budget.release(claimed)
+
+
+async def receive(
+    request: Request,
+    settings: CiSettings,
+    engine: Engine,
+    *,
+    budget: InflightBudget,
+    body_timeout: float,
+) -> JSONResponse:
+    if not settings.buildkite_webhook_tokens:  # nothing could prove it: no need to read it
         return JSONResponse(
-            {"status": "too_large", "message": f"body exceeds {MAX_BODY_BYTES} bytes"},
-            status_code=413,
-            headers={"Connection": "close"},
+            {"status": "bad_signature", "message": "no Buildkite webhook token is configured"},
+            status_code=401,
+            headers=CLOSE,
         )
+    body = await _read_body(request, budget, body_timeout)
+    if isinstance(body, JSONResponse):
+        return body
     headers = dict(request.headers)
     try:
         verify(

@@ -126,7 +126,9 @@ def create_app(
     @app.post("/webhooks/buildkite")
     async def buildkite_webhook(request: Request) -> Response:
         # Results of the GPU jobs prbot dispatched (bot/intake/buildkite.py).
-        return await receive_buildkite(request, settings.ci, engine)
+        return await receive_buildkite(
+            request, settings.ci, engine, budget=budget, body_timeout=settings.body_timeout
+        )
 
     @app.get("/healthz")
     async def healthz() -> PlainTextResponse:
