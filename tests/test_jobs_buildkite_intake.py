@@ -161,7 +161,7 @@ def test_unsigned_buildkite_bodies_stay_within_the_inflight_budget(tmp_path) -> 
         PRBOT_INTAKE_MAX_INFLIGHT_MB="8",
         PRBOT_BUILDKITE_WEBHOOK_TOKEN=SERVE_TOKEN,
     ) as serve:
-        size = MAX_BODY_BYTES - 10
+        size = 2 * 1024 * 1024 - 10  # just under the documented 2 MiB limit
         held, refused = [], 0
         try:
             for _ in range(12):
