@@ -158,3 +158,75 @@ def test_a_broken_step_file_is_a_problem_not_a_crash(make_repo) -> None:
     assert section.data["problems"] == [
         "`.buildkite/test_areas/broken.yaml` is not valid YAML (line 1)"
     ]
+
+
+# vLLM 0.20's step files: no `key:`, and a label the generator turns into one.
+KEYLESS_STEPS = """
+group: Attention
+depends_on:
+  - image-build
+steps:
+- label: V1 attention (H100)
+  device: h100
+  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]
+- label: V1 attention (B200)
+  device: b200
+  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]
+"""
+
+
+def _with_steps(repo, steps: str):
+    base = repo.commit({**BASE, ".buildkite/test_areas/attention.yaml": steps}, "base")
+    head = repo.commit(
+        {
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10"),
+            "vllm/v1/attention/backends/registry.py": REGISTRY + NEW_MEMBER,
+        },
+        "add FAST_MLA",
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    return run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+
+
+def test_keyless_steps_are_matched_by_the_key_vllms_generator_gives_them(make_repo) -> None:
+    section = _with_steps(make_repo("vllm"), KEYLESS_STEPS)
+    smoke = [f for f in section.findings if f["kind"] == "gpu_smoke"]
+    assert [(f["name"], f["step_key"], f["hardware"]) for f in smoke] == [
+        ("V1 attention (B200)", "v1-attention-b200", "b200")
+    ]
+    assert "v1-attention-h100 (h100)" in section.data["dropped"]
+
+
+def test_the_generators_key_for_a_label(make_repo) -> None:
+    from bot.jobs.buildkite_steps import generated_key
+
+    assert generated_key("V1 attention (B200)") == "v1-attention-b200"
+    assert generated_key(":nvidia: Kernels: MoE 2/4, 50%+") == "-nvidia--kernels--moe-2-4--50-"
+
+
+def test_step_files_with_no_candidate_are_said_not_silently_skipped(make_repo) -> None:
+    renamed = KEYLESS_STEPS.replace("V1 attention", "Attention kernels")
+    section = _with_steps(make_repo("vllm"), renamed)
+    assert [f["kind"] for f in section.findings] == ["benchmark"]
+    message = (
+        "no step in the 1 step file read at base has a key matching the candidates "
+        "(v1-attention-*, attention-benchmarks-smoke-*), so no smoke step can be chosen"
+    )
+    assert message in section.data["problems"]
+    text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
+    assert "⚠️ no step in the 1 step file read at base" in text
+    assert "so no smoke step can be chosen" in text
+    # With nothing chosen at all, the section says it rather than skipping quietly.
+    repo = make_repo("vllm2")
+    base = repo.commit({**BASE, ".buildkite/test_areas/attention.yaml": renamed}, "base")
+    head = repo.commit({"vllm/v1/attention/backends/flash_attn.py": "class X:\n    pass\n"})
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    alone = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    assert alone.status == "warn" and alone.summary == f"no GPU job chosen: {message}"
+
+
+def test_the_benchmark_is_on_the_machine_the_smoke_step_names(make_repo) -> None:
+    # b200 (the rule job's name) and b200-k8s (the step file's) are one capability: one name.
+    _, section = section_for(make_repo("vllm"), "capability.major == 10")
+    assert {f["hardware"] for f in section.findings} == {"b200-k8s"}
+    assert section.summary.endswith("selected on b200-k8s")

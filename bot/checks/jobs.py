@@ -9,6 +9,8 @@ the CI engine and reading results back happen outside the check, in the jobs han
 
 from __future__ import annotations
 
+import dataclasses
+from fnmatch import fnmatchcase
 from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
@@ -87,6 +89,40 @@ def _declared_hardware(
     return declared, problems
 
 
+def _one_name_per_machine(
+    selected: list[SelectedJob], capabilities: dict[str, list[str]]
+) -> list[SelectedJob]:
+    """A rule job's machine under the name the selected smoke steps give it: ``b200`` and
+    ``b200-k8s`` are one GPU to the reader (the same capability in the rules)."""
+    group_of = {device: cap for cap, devices in capabilities.items() for device in devices}
+    smoke_names = {
+        group_of[job.hardware]: job.hardware
+        for job in selected
+        if job.kind == GPU_SMOKE and job.hardware in group_of
+    }
+    return [
+        dataclasses.replace(job, hardware=smoke_names[group_of[job.hardware]])
+        if job.kind != GPU_SMOKE
+        and smoke_names.get(group_of.get(job.hardware, ""), job.hardware) != job.hardware
+        else job
+        for job in selected
+    ]
+
+
+def _no_candidate(steps: list, candidates: list[str]) -> list[str]:
+    """Said when the step files exist but no step is a candidate: a renamed step, or keys
+    the rules no longer match, would otherwise drop every smoke job without a word."""
+    if not steps or not candidates:
+        return []
+    if any(fnmatchcase(step.key, glob) for step in steps for glob in candidates):
+        return []
+    files = len({step.source for step in steps})
+    return [
+        f"no step in the {files} step file{'s' if files != 1 else ''} read at base has a key "
+        f"matching the candidates ({', '.join(candidates)}), so no smoke step can be chosen"
+    ]
+
+
 def _touched_backends(
     snapshot: Snapshot, rules: RegistryRules
 ) -> tuple[dict[str, list[str]], list[str]]:
@@ -133,9 +169,12 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
     )
     selected: list[SelectedJob] = []
     dropped: list[str] = []
+    unmatched: list[str] = []
     if rules.steps is not None:
         steps, trouble = _read_steps(snapshot, rules.steps)
         problems += trouble
+        unmatched = _no_candidate(steps, rules.steps.candidates)
+        problems += unmatched
         gpu_devices = {k: frozenset(v) for k, v in rules.hardware.capabilities.items()}
         for name, platform in rules.hardware.platforms.items():
             gpu_devices[name] = frozenset(platform.devices)
@@ -158,11 +197,12 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
             if declared.get(path) is None or job.hardware in declared[path][0]  # type: ignore[index]
         }
         selected += select_rule_jobs(paths, [job.to_rule_job()], touched_backends=runnable)
+    selected = _one_name_per_machine(selected, rules.hardware.capabilities)
     if not selected:
         return Section(
             "jobs",
-            Status.SKIP,
-            "no GPU job needed",
+            Status.WARN if unmatched else Status.SKIP,
+            f"no GPU job chosen: {unmatched[0]}" if unmatched else "no GPU job needed",
             data={"dropped": dropped, "problems": problems, "target": target.reason},
         )
     status = SELECTED if snapshot.trusted else AWAITING_APPROVAL

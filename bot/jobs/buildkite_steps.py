@@ -51,13 +51,24 @@ def _strings(value: object) -> tuple[str, ...]:
     return ()
 
 
+def generated_key(label: str) -> str:
+    """The key vLLM's pipeline generator (vllm-project/ci-infra, ``_generate_step_key``) gives
+    a step whose file has none: ``V1 attention (B200)`` is ``v1-attention-b200``."""
+    key = label.replace(" ", "-").lower()
+    for dropped in "()%":
+        key = key.replace(dropped, "")
+    for dashed in ",+:./":
+        key = key.replace(dashed, "-")
+    return key
+
+
 def _step(data: dict, source: str, group: str | None) -> CiStep | None:
     label = str(data.get("label") or "")
     key = str(data.get("key") or "")
     if not (key or label) or "block" in data or "wait" in data:
         return None
     return CiStep(
-        key=key or label,
+        key=key or generated_key(label),
         label=label or key,
         device=str(data["device"]) if data.get("device") else None,
         dependencies=_strings(data.get("source_file_dependencies")),
