@@ -164,8 +164,8 @@ def test_a_crash_after_the_retry_call_never_retries_twice(engine, buildkite):
 
 def test_a_finished_retry_effect_is_never_retried_again(engine, buildkite):
     number = dispatched(engine, buildkite, 6, ("healthy",))
-    record = records(engine, 6)["healthy"]
-    state.finish_effect(engine, f"ci-retry:buildkite:{record.build_id}:healthy", "x", None)
+    key = f"ci-retry:buildkite:{REPO}#6@{6:040x}:healthy"
+    state.finish_effect(engine, key, "x", None)
     finish(engine, buildkite, 6, number, {"healthy": "failed"}, HistoryCache())
     assert buildkite.count_calls("PUT", "/retry") == 0
     assert records(engine, 6)["healthy"].signal["classification"] == "new"

@@ -12,7 +12,7 @@ the job's record (``ci_jobs.signal``), so every later re-render shows it without
 The retry (dispatch mode: the records are prbot's own builds): a ``new`` failure that did
 not repeat on a retry of its commit gets one Buildkite job retry, then is classified again
 when that attempt ends. Once per job and head, whatever happens: the effect
-``ci-retry:<engine>:<build>:<step>`` is recorded before the call and finished after; a
+``ci-retry:<engine>:<repo>#<pr>@<head>:<job>`` is recorded before the call and finished after; a
 finished effect is never retried again; a step with two attempts or more is never retried
 (a crash after the call shows as the retried job's new attempt, which the record then
 follows). The callers hold the build's lock.
@@ -183,8 +183,9 @@ def classify_failures(
 
 
 def _retry_key(record: store.JobRecord) -> str:
-    identity = step_identity({"step_key": record.step_key}) or ""
-    return f"ci-retry:{record.engine}:{record.build_id}:{identity}"
+    # Per job and head, not per build: a /recheck's new build of the same head gets none.
+    key = record.key
+    return f"ci-retry:{record.engine}:{key.repo}#{key.number}@{key.head_sha}:{key.name}"
 
 
 def _retried(db: sa.Engine, record: store.JobRecord) -> bool:
