@@ -230,3 +230,49 @@ def test_the_benchmark_is_on_the_machine_the_smoke_step_names(make_repo) -> None
     _, section = section_for(make_repo("vllm"), "capability.major == 10")
     assert {f["hardware"] for f in section.findings} == {"b200-k8s"}
     assert section.summary.endswith("selected on b200-k8s")
+
+
+def test_a_benchmark_lists_only_the_backend_classes_that_can_run_on_its_machine(make_repo):
+    # 0.27.1 -> 0.33.0 put AMX_MLA, CPU_MLA, XPU_MLA_SPARSE and an SM120 class on the B200
+    # benchmark: hardware was read per file, and "declares nothing" meant "anywhere".
+    registry = REGISTRY + "".join(
+        f'    {name} = "vllm.v1.attention.backends.mla.{module}.{cls}"\n'
+        for name, module, cls in (
+            ("FAST_MLA", "fast_mla", "FastMLABackend"),
+            ("FAST_MLA_SM120", "fast_mla", "FastMLASM120Backend"),
+            ("FAST_MLA_SM120_LITE", "fast_mla", "FastMLASM120LiteBackend"),
+            ("CPU_MLA", "cpu_mla", "CPUMLABackend"),
+            ("XPU_MLA_SPARSE", "xpu_mla_sparse", "XPUMLASparseBackend"),
+            ("TRITON_MLA", "triton_mla", "TritonMLABackend"),
+        )
+    )
+    sm120 = (
+        "\n\nclass FastMLASM120Backend(MLACommonBackend):\n"
+        "    @classmethod\n"
+        "    def supports_compute_capability(cls, capability):\n"
+        "        return capability.major == 12\n"
+        "\n\nclass FastMLASM120LiteBackend(FastMLASM120Backend):\n"
+        "    pass\n"
+    )
+    enum = "AttentionBackendEnum"
+    platforms = {
+        "vllm/platforms/cuda.py": f"x = [{enum}.FAST_MLA, {enum}.TRITON_MLA]\n",
+        "vllm/platforms/cpu.py": f"x = {enum}.CPU_MLA\n",
+        "vllm/platforms/xpu.py": f"x = [{enum}.XPU_MLA_SPARSE, {enum}.TRITON_MLA]\n",
+    }
+    repo = make_repo("vllm")
+    base = repo.commit({**BASE, **platforms}, "base")
+    head = repo.commit(
+        {
+            "vllm/v1/attention/backends/registry.py": registry,
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10") + sm120,
+            "vllm/v1/attention/backends/mla/cpu_mla.py": "class CPUMLABackend:\n    pass\n",
+            "vllm/v1/attention/backends/mla/xpu_mla_sparse.py": "class XPUMLASparseBackend: ...\n",
+            "vllm/v1/attention/backends/mla/triton_mla.py": "class TritonMLABackend:\n    pass\n",
+        },
+        "many backends",
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    [bench] = [f for f in section.findings if f["kind"] == "benchmark"]
+    assert bench["backends"] == ["FAST_MLA", "TRITON_MLA"]

@@ -10,6 +10,7 @@ the CI engine and reading results back happen outside the check, in the jobs han
 from __future__ import annotations
 
 import dataclasses
+import re
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -19,7 +20,7 @@ from bot.core.snapshot import Snapshot
 from bot.jobs.backends import backends_by_file, registered_backends
 from bot.jobs.buildkite_steps import load_steps
 from bot.jobs.config import HardwareRules, JobsRules, RegistryRules, StepFileRules
-from bot.jobs.hardware import Capability, backend_hardware
+from bot.jobs.hardware import Capability, backend_hardware, class_capabilities
 from bot.jobs.selection import (
     BENCHMARK,
     GPU_SMOKE,
@@ -123,9 +124,7 @@ def _no_candidate(steps: list, candidates: list[str]) -> list[str]:
     ]
 
 
-def _touched_backends(
-    snapshot: Snapshot, rules: RegistryRules
-) -> tuple[dict[str, list[str]], list[str]]:
+def _registered(snapshot: Snapshot, rules: RegistryRules) -> tuple[list, list[str]]:
     backends, problems = [], []
     for path in rules.paths:
         text = snapshot.head.read_text(path)
@@ -134,7 +133,51 @@ def _touched_backends(
         found, trouble = registered_backends(text, path, rules.enums)
         backends.extend(found)
         problems.extend(trouble)
-    return backends_by_file(backends), problems
+    return backends, problems
+
+
+def _backend_devices(
+    snapshot: Snapshot, rules: HardwareRules, backends: list, wanted: set[str]
+) -> tuple[dict[str, frozenset[str] | None], list[str]]:
+    """Per registered backend in ``wanted``: the machines its own class can run on, read from
+    the class (not the file: one file holds CUDA and SM120 classes), else from the platforms
+    whose file names it; None when neither says (then it is never ruled out)."""
+    known = [Capability.parse(text) for text in rules.capabilities]
+    devices_of = {Capability.parse(k): frozenset(v) for k, v in rules.capabilities.items()}
+    every_gpu = frozenset().union(*devices_of.values()) if devices_of else frozenset()
+    platform_text = {
+        name: snapshot.head.read_text(path) or "" for name, path in rules.platform_files.items()
+    }
+    out: dict[str, frozenset[str] | None] = {}
+    problems: list[str] = []
+    classes: dict[str, dict] = {}
+    for backend in backends:
+        if backend.name not in wanted:
+            continue
+        module, _, class_name = backend.class_path.rpartition(".")
+        path = module.replace(".", "/") + ".py"
+        if path not in classes:
+            text = snapshot.head.read_text(path)
+            found, trouble = class_capabilities(text, path, known) if text else ({}, [])
+            classes[path] = found
+            problems += trouble
+        accepted = classes[path].get(class_name)
+        if accepted is not None:
+            out[backend.name] = frozenset().union(*(devices_of[c] for c in accepted))
+            continue
+        mention = re.compile(rf"\b{re.escape(backend.enum)}\.{re.escape(backend.name)}\b")
+        platforms = [name for name, text in platform_text.items() if mention.search(text)]
+        if not platforms:
+            out[backend.name] = None
+            continue
+        devices: set[str] = set()
+        for name in platforms:
+            if name == "cuda":
+                devices |= every_gpu
+            elif name in rules.platforms:
+                devices |= set(rules.platforms[name].devices)
+        out[backend.name] = frozenset(devices)
+    return out, problems
 
 
 def _finding(job: SelectedJob, status: str) -> dict[str, Any]:
@@ -187,14 +230,23 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
             target=target,
             gpu_devices=gpu_devices,
         )
-    touched, trouble = _touched_backends(snapshot, rules.registry)
+    registered, trouble = _registered(snapshot, rules.registry)
+    problems += trouble
+    touched = backends_by_file(registered)
+    names = {name for path in paths for name in touched.get(path, [])}
+    runs_on, trouble = _backend_devices(snapshot, rules.hardware, registered, names)
     problems += trouble
     for job in rules.jobs:
-        # A benchmark on one machine measures only the backends that can run there.
+        # A benchmark on one machine measures only the backends whose class can run there;
+        # a class that says nothing falls back on what its file declares (platform paths).
+        def can_run(path: str, name: str, hardware: str = job.hardware) -> bool:
+            devices = runs_on.get(name)
+            if devices is None and declared.get(path) is not None:
+                devices = declared[path][0]  # type: ignore[index]
+            return devices is None or hardware in devices
+
         runnable = {
-            path: names
-            for path, names in touched.items()
-            if declared.get(path) is None or job.hardware in declared[path][0]  # type: ignore[index]
+            path: [name for name in names if can_run(path, name)] for path, names in touched.items()
         }
         selected += select_rule_jobs(paths, [job.to_rule_job()], touched_backends=runnable)
     selected = _one_name_per_machine(selected, rules.hardware.capabilities)

@@ -41,6 +41,11 @@ class HardwareRules(_Strict):
     scope: list[str] = Field(default_factory=list)
     # Files in scope that carry no kernel code of their own (the registry).
     neutral: list[str] = Field(default_factory=list)
+    # Each platform's own file (cuda: vllm/platforms/cuda.py). A backend class that declares
+    # no capability runs where a platform whose file names its registry member runs: the
+    # platforms above by their devices, "cuda" on every capability's machines, any other
+    # (xpu) on none of the configured machines.
+    platform_files: dict[str, str] = Field(default_factory=dict)
 
 
 class RegistryRules(_Strict):

@@ -182,3 +182,36 @@ def backend_hardware(
     except InputRejected as exc:
         return [], [str(exc)]
     return sorted(found, key=lambda hw: hw.line), []
+
+
+def class_capabilities(
+    source: str, path: str, known: Iterable[Capability]
+) -> tuple[dict[str, frozenset[Capability] | None], list[str]]:
+    """Every class in ``source``: the known capabilities it accepts, or None when it declares
+    nothing that can be read (its own ``supports_compute_capability``, else one a base class
+    in the same file declares)."""
+    known = list(known)
+    try:
+        tree = parse_python(source, path)
+        classes = {n.name: n for n in walk(tree, path) if isinstance(n, ast.ClassDef)}
+    except InputRejected as exc:
+        return {}, [str(exc)]
+
+    def own(node: ast.ClassDef) -> frozenset[Capability] | None:
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name == METHOD:
+                return supported_capabilities(item, known)
+        return None
+
+    found: dict[str, frozenset[Capability] | None] = {}
+    for name, node in classes.items():
+        seen, current, accepted = set(), node, None
+        while current is not None and current.name not in seen:
+            seen.add(current.name)
+            accepted = own(current)
+            if accepted is not None:
+                break
+            bases = [b.id for b in current.bases if isinstance(b, ast.Name) and b.id in classes]
+            current = classes[bases[0]] if bases else None
+        found[name] = accepted
+    return found, []
