@@ -1,38 +1,43 @@
-"""Mutation probe: does breaking each promise-bearing line make a test fail?
+"""Mutation probe: does breaking each promise make the whole test suite fail?
 
-    uv run python benchmarks/mutation.py                 # every mutation, SQLite tests only
-    uv run python benchmarks/mutation.py --write         # and rewrite its docs page
-    uv run python benchmarks/mutation.py --only W1 P1    # some mutations
-    uv run python benchmarks/mutation.py --check         # only check that every pattern matches
-    PRBOT_TEST_DATABASE_URL=postgresql://... uv run python benchmarks/mutation.py  # + Postgres
+    uv run python benchmarks/mutation.py --check        # every pattern still matches once
+    uv run python benchmarks/mutation.py --only J1 W5   # some mutations (and the baseline)
+    PRBOT_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test \\
+      uv run python benchmarks/mutation.py --write --log /tmp/mutation.jsonl
 
-Each mutation names the promise it breaks, the exact source text it replaces (found by
-pattern, never by line number: other people edit these files) and the tests that should
-catch it. The probe copies the working tree (tracked and untracked files, not the venv) to a
-temporary directory, checks that the tests pass there unmutated, then applies one mutation
-at a time, runs its tests with the project's interpreter and restores the file, whatever
-happens. The working tree itself is never written. A pattern that no longer matches exactly
-once stops the probe before anything runs: update the list.
+Each mutation names the promise it breaks (stated in README.md, SECURITY.md or docs/), the
+exact source text it replaces, found by content and never by line number (other people
+edit these files), and the test files most likely to catch it. The probe copies the working
+tree (tracked and untracked files, not the venv) to a temporary directory, runs the whole
+suite there unmutated (it must pass), then applies one mutation at a time and runs the
+suite against it with ``-x``: the likely files first in one process, so a kill is cheap;
+only when they pass, every other test file on ``--workers`` xdist processes, so a survivor
+has passed the whole suite. The file is restored whatever happens; the working tree itself
+is never written. A pattern that no longer matches exactly once, or a named test file that
+is gone, stops the probe before anything runs: update the list.
 
-A mutation is *killed* when its tests fail (or time out), *survived* when they pass. The
-target is every mutation killed; a survivor is a promise no test holds.
+A mutation is *killed* when a test fails (or the run times out), *survived* when the whole
+suite passes. The target is every mutation killed; a survivor is a promise no test holds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "benchmarks" / "mutation.md"
-RUN_TIMEOUT = 300.0  # seconds per mutation; a hang counts as killed, and is reported
+NAMED_TIMEOUT = 600.0  # seconds for the likely files; a hang counts as killed, and is reported
+SUITE_TIMEOUT = 1800.0  # seconds for the rest of the suite
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ E2E = "tests/test_end_to_end.py"
 STALE = "tests/test_invariant_stale_heads.py"
 PUBLISH = "tests/test_invariant_publish.py"
 COMMANDS = "tests/test_invariant_commands.py"
+JOBS_E2E = "tests/test_jobs_end_to_end.py"
 
 # Keep this list growing as promises appear (job dispatch idempotence, per-SHA approval).
 MUTATIONS: tuple[Mutation, ...] = (
@@ -74,7 +80,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "W2",
         "A body whose signature fails is 401 and never parsed (malformed JSON is 400 only after)",
-        "bot/intake/server.py",
+        "bot/intake/github.py",
         'return _answer(401, None, "bad_signature", verified=False, message=str(exc))',
         'return _answer(400, None, "bad_signature", verified=False, message=str(exc))',
         "tests/test_invariant_webhooks.py",
@@ -453,6 +459,292 @@ MUTATIONS: tuple[Mutation, ...] = (
         "pass",
         "tests/test_sandbox.py::test_children_run_as_another_user_and_cannot_read_prbots_secrets",
     ),
+    # --- the intake: rotation, bounds, labels (SECURITY.md: Before a signature checks)
+    m(
+        "W5",
+        "Every configured secret is checked, not only the first (PRBOT_WEBHOOK_SECRET=new,old)",
+        "bot/events/webhooks.py",
+        "for secret in secrets]",
+        "for secret in secrets[:1]]",
+        "tests/test_invariant_webhooks.py",
+    ),
+    m(
+        "W6",
+        "Bodies over 25 MiB are refused (413), the documented figure",
+        "bot/runtime/settings.py",
+        "MAX_BODY_BYTES = 25 * 1024 * 1024",
+        "MAX_BODY_BYTES = 250 * 1024 * 1024",
+        "tests/test_reliability_hostile.py",
+        "tests/test_end_to_end.py",
+    ),
+    m(
+        "W7",
+        "Nothing from an unverified request becomes a metric label",
+        "bot/runtime/metrics.py",
+        "    if not verified:\n        return UNVERIFIED_EVENT",
+        "    if False:\n        return UNVERIFIED_EVENT",
+        "tests/test_intake_limits.py::test_unsigned_posts_with_random_event_names_add_no_metric_series",
+        "tests/test_metrics.py",
+    ),
+    m(
+        "V1",
+        "Ids are strict integers within BIGINT range before anything is stored",
+        "bot/events/payloads.py",
+        "GitHubId = Annotated[StrictInt, Field(ge=1, le=BIGINT_MAX)]",
+        "GitHubId = Annotated[int, Field(ge=1)]",
+        "tests/test_payloads.py",
+        "tests/test_intake_validation.py",
+    ),
+    # --- Buildkite deliveries (SECURITY.md: GPU jobs; docs/http.md)
+    m(
+        "B1",
+        "Any rotated Buildkite webhook token is taken (X-Buildkite-Token)",
+        "bot/events/buildkite.py",
+        "valid |= hmac.compare_digest(expected.encode(), token.encode())",
+        "valid = hmac.compare_digest(expected.encode(), token.encode())",
+        "tests/test_invariant_buildkite.py",
+    ),
+    m(
+        "B2",
+        "Any rotated Buildkite webhook token is taken (X-Buildkite-Signature)",
+        "bot/events/buildkite.py",
+        "valid |= hmac.compare_digest(expected, given)",
+        "valid = hmac.compare_digest(expected, given)",
+        "tests/test_invariant_buildkite.py",
+        "tests/test_jobs_buildkite_webhook.py",
+    ),
+    m(
+        "B3",
+        "A stale signature timestamp is refused (a captured delivery cannot be replayed)",
+        "bot/events/buildkite.py",
+        "if abs(current - int(stamp)) > max_age:",
+        "if False:",
+        "tests/test_jobs_buildkite_webhook.py",
+    ),
+    m(
+        "B4",
+        "Buildkite bodies over 2 MiB are 413, the documented figure",
+        "bot/intake/buildkite.py",
+        "MAX_BODY_BYTES = 2 * 1024 * 1024",
+        "MAX_BODY_BYTES = 200 * 1024 * 1024",
+        "tests/test_invariant_buildkite.py",
+    ),
+    m(
+        "B5",
+        "A Buildkite body without a true Content-Length is cut at 2 MiB while it streams",
+        "bot/intake/buildkite.py",
+        "        if size > MAX_BODY_BYTES:\n            return None",
+        "        if False:\n            return None",
+        "tests/test_invariant_buildkite.py",
+    ),
+    m(
+        "B6",
+        "Buildkite deliveries are verified before anything is stored",
+        "bot/intake/buildkite.py",
+        "        verify(\n            headers,",
+        "        (lambda *args, **kwargs: None)(\n            headers,",
+        "tests/test_jobs_buildkite_intake.py",
+    ),
+    # --- GPU jobs (SECURITY.md: GPU jobs; docs/gpu-jobs.md, docs/checks/jobs.md)
+    m(
+        "J1",
+        "/approve-gpu needs write access by default (a PR author cannot approve their own jobs)",
+        "bot/report/rules.py",
+        'allow=["write", "maintain", "admin"], aliases=["approve-gpu"]',
+        'allow=["author", "write", "maintain", "admin"], aliases=["approve-gpu"]',
+        "tests/test_invariant_gpu_jobs.py",
+    ),
+    m(
+        "J2",
+        "A dispatch whose jobs another worker claimed creates no build",
+        "bot/worker/ci/dispatch.py",
+        "            if not won:\n                continue",
+        "            if False:\n                continue",
+        "tests/test_invariant_gpu_jobs.py",
+        "tests/test_jobs_dispatch.py",
+    ),
+    m(
+        "J3",
+        "A head that moved before dispatch gets no build (the dispatcher's guard)",
+        "bot/worker/ci/dispatch.py",
+        "        if moved:\n            log.info(",
+        "        if False:\n            log.info(",
+        "tests/test_jobs_dispatch.py",
+    ),
+    m(
+        "J4",
+        "A label approves only the head it was added on while that is the head (handler guard)",
+        "bot/worker/handlers/approve.py",
+        "if not labeled_head or client.get_pull(repo, number).head_sha != labeled_head:",
+        "if not labeled_head:",
+        f"{JOBS_E2E}::test_approvals_by_label_and_of_the_head_the_approver_saw",
+    ),
+    m(
+        "J5",
+        "A comment approves only a head whose report it followed (a push needs a new one)",
+        "bot/worker/handlers/approve.py",
+        'if not _before(kept, call.comment.get("created_at")):',
+        "if False:",
+        f"{JOBS_E2E}::test_approvals_by_label_and_of_the_head_the_approver_saw",
+    ),
+    m(
+        "J6",
+        "Every benchmark ratio has a 95% interval",
+        "bot/jobs/compare.py",
+        "t_quantile(0.975, test.df)",
+        "t_quantile(0.95, test.df)",
+        "tests/test_invariant_gpu_jobs.py",
+        "tests/test_jobs_compare.py",
+    ),
+    m(
+        "J7",
+        "A regression is head at least 5% slower (exactly 5% included) and significant",
+        "bot/jobs/compare.py",
+        "if significant[config] and ratio >= 1 + factor:",
+        "if significant[config] and ratio > 1 + factor:",
+        "tests/test_invariant_gpu_jobs.py",
+        "tests/test_jobs_compare.py",
+    ),
+    m(
+        "J8",
+        "An empty dependency string selects no step (substring reading)",
+        "bot/jobs/buildkite_steps.py",
+        "return bool(dependency) and dependency in path",
+        "return dependency in path",
+        "tests/test_invariant_gpu_jobs.py",
+        "tests/test_jobs_selection.py",
+    ),
+    m(
+        "J9",
+        "A job's result files are read up to the cap, no further",
+        "bot/engines/buildkite.py",
+        "for artifact in listed[:max_files]:",
+        "for artifact in listed:",
+        "tests/test_invariant_buildkite.py",
+    ),
+    m(
+        "J10",
+        "A results file is bounded in size by its parser (whatever the download allowed)",
+        "bot/jobs/benchmark_results.py",
+        "    if len(text) > MAX_RESULT_BYTES:\n",
+        "    if False:\n",
+        "tests/test_invariant_gpu_jobs.py",
+    ),
+    # --- escaping (SECURITY.md: Everything users wrote is escaped)
+    m(
+        "X1",
+        "No #123 cross-reference inside a <summary>",
+        "bot/core/markdown.py",
+        '    return Markup(_ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text))',
+        "    return Markup(text)",
+        "tests/test_markdown.py",
+    ),
+    m(
+        "X2",
+        "No @mention inside a <summary>",
+        "bot/core/markdown.py",
+        '    text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)\n    return Markup(_ISSUE_REF',
+        "    return Markup(_ISSUE_REF",
+        "tests/test_markdown.py",
+    ),
+    m(
+        "X3",
+        "No #123 cross-reference in Markdown text",
+        "bot/core/markdown.py",
+        '    text = _ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text)\n    text = _MARKDOWN_SPECIAL',
+        "    text = _MARKDOWN_SPECIAL",
+        "tests/test_markdown.py",
+    ),
+    # --- bounds on what a PR brings (docs/checks/README.md, docs/checks/requirements.md)
+    m(
+        "F1",
+        "A file whose diff is over 1 MB is named, its lines not read",
+        "bot/core/snapshot.py",
+        "len(chunk) <= MAX_PATCH_BYTES",
+        "True",
+        "tests/test_snapshot.py",
+    ),
+    m(
+        "F2",
+        "The per-file diff limit is 1 MB, the documented figure",
+        "bot/core/snapshot.py",
+        "MAX_PATCH_BYTES = 1_000_000",
+        "MAX_PATCH_BYTES = 10_000_000",
+        "tests/test_snapshot.py",
+    ),
+    m(
+        "F3",
+        "A file read from the tree is bounded at 8 MB, the documented figure",
+        "bot/core/snapshot.py",
+        "MAX_TREE_FILE_BYTES = 8_000_000",
+        "MAX_TREE_FILE_BYTES = 80_000_000",
+        "tests/test_snapshot.py",
+    ),
+    m(
+        "F4",
+        "A file that grows while it is read is still bounded",
+        "bot/core/snapshot.py",
+        "        if len(data) > MAX_TREE_FILE_BYTES:\n            raise too_large(path, len(data))",
+        "        if False:\n            raise too_large(path, len(data))",
+        "tests/test_snapshot.py",
+    ),
+    m(
+        "F5",
+        "A requirement file over 1 MB is a problem naming it, the documented figure",
+        "bot/core/limits.py",
+        "MAX_REQUIREMENTS_BYTES = 1_000_000",
+        "MAX_REQUIREMENTS_BYTES = 10_000_000",
+        "tests/test_requirements_graph.py",
+    ),
+    m(
+        "F6",
+        "An include closure reads at most 2,000 files, the documented figure",
+        "bot/requirements/graph.py",
+        "MAX_CLOSURE_FILES = 2_000",
+        "MAX_CLOSURE_FILES = 3_000",
+        "tests/test_requirements_graph.py",
+    ),
+    m(
+        "R1",
+        "An untrusted author's requirements are resolved from wheels only (uv --no-build)",
+        "bot/requirements/analysis.py",
+        'if not snapshot.trusted and "--no-build" not in rules.uv_options:',
+        "if False:",
+        "tests/test_requirements_check.py::test_untrusted_authors_requirements_are_resolved_without_building",
+    ),
+    m(
+        "H1",
+        "Each head is swept at most three times, the documented figure",
+        "bot/repair/head_sweeps.py",
+        "MAX_SWEEPS = 3",
+        "MAX_SWEEPS = 4",
+        "tests/test_reliability_sweeps.py",
+    ),
+    # --- sandbox and child processes (SECURITY.md: A PR's own files)
+    m(
+        "S5",
+        "A sandboxed tool runs under a CPU-time limit",
+        "bot/local/sandbox.py",
+        "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))",
+        "pass",
+        "tests/test_invariant_sandbox.py",
+    ),
+    m(
+        "S6",
+        "A sandboxed tool runs under a file-size limit",
+        "bot/local/sandbox.py",
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))",
+        "pass",
+        "tests/test_invariant_sandbox.py",
+    ),
+    m(
+        "E1",
+        "Every child process gets an allowlisted environment (no secret, key path or database URL)",
+        "bot/local/childenv.py",
+        "if key in PASSED_THROUGH or key.startswith(PASSED_THROUGH_PREFIXES)",
+        "if True",
+        "tests/test_childenv.py",
+    ),
 )
 
 
@@ -479,7 +771,10 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 def check_patterns(tree: Path, mutations: tuple[Mutation, ...]) -> None:
+    """Every pattern found exactly once and every named test file present, or stop loudly."""
     problems = []
+    ids = [mutation.id for mutation in mutations]
+    problems += [f"{i}: id used twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
     for mutation in mutations:
         for edit in mutation.edits:
             path = tree / edit.path
@@ -506,24 +801,40 @@ def environment(tree: Path) -> dict[str, str]:
     return env
 
 
-def run_tests(tree: Path, tests: tuple[str, ...] | list[str]) -> tuple[str, int, float, str]:
-    """(outcome, exit code, seconds, last lines): outcome passed, failed or timeout."""
-    argv = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+@dataclass
+class Run:
+    outcome: str  # passed | failed | timeout
+    seconds: float
+    failed: str  # the first failing test, or the last line of output
+
+
+def run_pytest(tree: Path, args: list[str], *, workers: int, timeout: float) -> Run:
+    """pytest in the copy, stopping at the first failure (-x), in a fixed order."""
+    argv = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+    argv += ["-p", "no:randomly", "-n", str(workers)]
+    if workers > 0:
+        argv += ["--dist", "loadfile"]
     started = time.monotonic()
     try:
         proc = subprocess.run(
-            argv,
+            argv + args,
             cwd=tree,
             env=environment(tree),
             capture_output=True,
             text=True,
-            timeout=RUN_TIMEOUT,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        return "timeout", -1, time.monotonic() - started, ""
-    tail = "\n".join(proc.stdout.strip().splitlines()[-3:])
-    outcome = "passed" if proc.returncode == 0 else "failed"
-    return outcome, proc.returncode, time.monotonic() - started, tail
+        return Run("timeout", time.monotonic() - started, f"timed out after {timeout:.0f}s")
+    seconds = time.monotonic() - started
+    if proc.returncode == 0:
+        return Run("passed", seconds, "")
+    found = _FAILED.search(proc.stdout)
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    return Run("failed", seconds, found.group(1) if found else (lines[-1] if lines else ""))
 
 
 def apply(tree: Path, mutation: Mutation) -> dict[Path, str]:
@@ -546,13 +857,48 @@ def restore(originals: dict[Path, str]) -> None:
 
 @dataclass
 class Result:
-    mutation: Mutation
+    id: str
     outcome: str  # killed | survived
-    detail: str
+    by: str  # the test that failed first (or why: a timeout)
+    stage: str  # named (the likely tests) or suite (the rest of the whole suite)
     seconds: float
 
 
-def probe(mutations: tuple[Mutation, ...], keep: bool = False) -> tuple[list[Result], float]:
+def every_test_file(tree: Path) -> list[str]:
+    return sorted(str(p.relative_to(tree)) for p in (tree / "tests").glob("test_*.py"))
+
+
+def try_mutation(tree: Path, mutation: Mutation, workers: int, named_only: bool) -> Result:
+    """The likely tests first, one process (cheap when they kill); then, only if they pass,
+    every other test file of the suite on ``workers`` processes, so a survivor has passed
+    the whole suite."""
+    originals = apply(tree, mutation)
+    try:
+        named = run_pytest(tree, list(mutation.tests), workers=0, timeout=NAMED_TIMEOUT)
+        seconds = named.seconds
+        if named.outcome != "passed":
+            return Result(mutation.id, "killed", named.failed, "named", seconds)
+        if named_only:
+            return Result(mutation.id, "survived", "", "named", seconds)
+        whole_files = {t for t in mutation.tests if "::" not in t}
+        rest = [f for f in every_test_file(tree) if f not in whole_files]
+        suite = run_pytest(tree, rest, workers=workers, timeout=SUITE_TIMEOUT)
+        seconds += suite.seconds
+        if suite.outcome != "passed":
+            return Result(mutation.id, "killed", suite.failed, "suite", seconds)
+        return Result(mutation.id, "survived", "", "suite", seconds)
+    finally:
+        restore(originals)
+
+
+def probe(
+    mutations: tuple[Mutation, ...],
+    *,
+    workers: int,
+    baseline: bool,
+    log: Path | None,
+    named_only: bool = False,
+) -> tuple[list[Result], float | None]:
     work = Path(tempfile.mkdtemp(prefix="prbot-mutation-"))
     tree = work / "tree"
     try:
@@ -568,84 +914,101 @@ def probe(mutations: tuple[Mutation, ...], keep: bool = False) -> tuple[list[Res
         ).stdout.strip()
         if not where.startswith(str(tree)):
             raise SystemExit(f"the copy's tests would import {where}, not the copy")
-        every_test = sorted({t for mutation in mutations for t in mutation.tests})
-        print(f"baseline: {len(every_test)} test selections on the unmutated copy", flush=True)
-        outcome, code, baseline_seconds, tail = run_tests(tree, every_test)
-        if outcome != "passed":
-            raise SystemExit(f"the unmutated tests do not pass ({outcome}, {code}):\n{tail}")
+        baseline_seconds = None
+        if baseline:
+            print("baseline: the whole suite on the unmutated copy", flush=True)
+            run = run_pytest(tree, every_test_file(tree), workers=workers, timeout=SUITE_TIMEOUT)
+            if run.outcome != "passed":
+                raise SystemExit(f"the unmutated suite does not pass ({run.outcome}): {run.failed}")
+            baseline_seconds = run.seconds
+            print(f"baseline passed in {baseline_seconds:.0f}s", flush=True)
         results = []
         for mutation in mutations:
-            originals = apply(tree, mutation)
-            try:
-                outcome, code, seconds, tail = run_tests(tree, mutation.tests)
-            finally:
-                restore(originals)
-            if outcome == "passed":
-                result = Result(
-                    mutation, "survived", tail.splitlines()[-1] if tail else "", seconds
-                )
-            elif outcome == "timeout":
-                result = Result(mutation, "killed", f"timed out after {RUN_TIMEOUT:.0f}s", seconds)
-            else:
-                last = tail.splitlines()[-1] if tail else f"exit {code}"
-                result = Result(mutation, "killed", last, seconds)
+            result = try_mutation(tree, mutation, workers, named_only)
             print(
-                f"{mutation.id:>3} {result.outcome:<8} {seconds:6.1f}s  {mutation.promise}",
+                f"{mutation.id:>4} {result.outcome:<8} {result.stage:<5} {result.seconds:6.1f}s"
+                f"  {mutation.promise}  [{result.by}]",
                 flush=True,
             )
             results.append(result)
+            if log is not None:
+                with log.open("a") as handle:
+                    handle.write(json.dumps(asdict(result)) + "\n")
         return results, baseline_seconds
     finally:
-        if keep:
-            print(f"copy kept at {tree}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
-def render(results: list[Result], baseline_seconds: float, postgres: bool) -> str:
+def render(
+    results: list[Result],
+    baseline_seconds: float | None,
+    *,
+    postgres: bool,
+    listed: int,
+    note: str = "",
+) -> str:
+    by_id = {mutation.id: mutation for mutation in MUTATIONS}
     killed = sum(r.outcome == "killed" for r in results)
+    in_suite = sum(r.stage == "suite" for r in results)
     total_seconds = sum(r.seconds for r in results)
+    share = f"{100 * killed / len(results):.0f}%" if results else "n/a"
     lines = [
         "# Mutation probe",
         "",
         "```sh",
-        "uv run python benchmarks/mutation.py --write",
+        "PRBOT_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test \\",
+        "  uv run python benchmarks/mutation.py --write",
         "```",
         "",
-        "Each row breaks one promise-bearing line (found by its exact text, not its line number)",
-        "in a temporary copy of the tree and runs only the tests named for it. *Killed*: the",
-        "tests failed, so the promise is held by a test. *Survived*: they still passed.",
+        "Each row breaks one promise that README.md, SECURITY.md or docs/ state, in a temporary",
+        "copy of the tree, by replacing source text found by its content (never a line number;",
+        "a pattern gone or found twice stops the probe before anything runs). The suite then",
+        "runs against the mutant with `-x`: first the test files most likely to catch it (one",
+        "process), and only when those pass, every other test file (`-n 2 --dist loadfile`), so",
+        "a kill is cheap and a survivor has passed the whole suite. *Killed by* names the first",
+        "test that failed; *where* says whether the likely files or the rest of the suite",
+        "caught it.",
         "Tests ran on SQLite and PostgreSQL."
         if postgres
-        else "Tests ran on SQLite only (set PRBOT_TEST_DATABASE_URL for Postgres too).",
+        else "Tests ran on SQLite only (PRBOT_TEST_DATABASE_URL was not set).",
         "",
-        f"**Kill rate: {killed}/{len(results)} ({100 * killed / len(results):.0f}%).** "
-        f"Baseline (every selected test, unmutated): {baseline_seconds:.0f} s; "
-        f"the {len(results)} mutation runs: {total_seconds:.0f} s "
-        f"({total_seconds / max(baseline_seconds, 1e-9):.1f}× the baseline), "
-        "on the shared 2-core machine.",
+        f"**Killed: {killed} of {len(results)} ({share}).** {len(results)} of the "
+        f"{listed} mutations on the list ran in this run. "
+        + (
+            f"The whole suite on the unmutated copy passed first, in {baseline_seconds:.0f} s. "
+            if baseline_seconds is not None
+            else "No baseline run of the whole suite this time. "
+        )
+        + f"The mutation runs took {total_seconds:.0f} s; {in_suite} of them needed the rest "
+        "of the suite. Measured on the shared 2-core machine.",
         "",
-        "| Id | Module | Promise | Mutation | Result | Tests | s |",
+    ]
+    if note:
+        lines += [note, ""]
+    lines += [
+        "| Id | Promise | Mutation | Result | Killed by | Where | s |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        mutation = r.mutation
-        modules = ", ".join(sorted({Path(e.path).name for e in mutation.edits}))
-        change = "; ".join(f"`{_cell(e.find)}` → `{_cell(e.replace)}`" for e in mutation.edits)
-        tests = ", ".join(_short(t) for t in mutation.tests)
+        mutation = by_id[r.id]
+        change = "; ".join(
+            f"{Path(e.path).name}: `{_cell(e.find)}` → `{_cell(e.replace)}`" for e in mutation.edits
+        )
+        by = _short(r.by) if r.by and "::" in r.by else (r.by or "")
         lines.append(
-            f"| {mutation.id} | {modules} | {mutation.promise} | {change} | "
-            f"{r.outcome} | {tests} | {r.seconds:.0f} |"
+            f"| {r.id} | {_cell(mutation.promise)} | {change} | {r.outcome} | {by} | "
+            f"{r.stage} | {r.seconds:.0f} |"
         )
     lines += [
         "",
-        'A pattern that no longer matches stops the probe with "pattern not found: update the',
-        'list"; re-target it in `benchmarks/mutation.py` after a refactor. Add a row for every',
-        "new promise (job dispatch idempotence, per-SHA approval when they land).",
+        "Add a row for every new promise; re-target a pattern in `benchmarks/mutation.py` when",
+        "a refactor moves it (`--check` says which ones no longer match).",
         "",
-        "Left out on purpose: deleting the quote skip or the inline-code cut in `commands.py`.",
-        "No comment tells those mutants apart from the original (the command pattern already",
-        "refuses a line that starts with `>` or a backtick), so no test can kill them.",
+        "Left out on purpose, as no test can tell them from the original: deleting the quote",
+        "skip or the inline-code cut in `commands.py` (the command pattern already refuses a",
+        "line that starts with `>` or a backtick); the declared-length check before the",
+        "Buildkite body streams and the size check before a tree file is read (the bounded",
+        "read behind each refuses the same bodies and files; they save memory, not a promise).",
         "",
     ]
     return "\n".join(lines)
@@ -666,27 +1029,60 @@ def main() -> int:
     parser.add_argument("--only", nargs="+", metavar="ID", help="run these mutations only")
     parser.add_argument("--check", action="store_true", help="check the patterns and stop")
     parser.add_argument("--write", action="store_true", help=f"rewrite {PAGE.relative_to(ROOT)}")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument("--workers", type=int, default=2, help="xdist workers for the suite")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run")
+    parser.add_argument(
+        "--named-only",
+        action="store_true",
+        help="a quick look: the likely tests only (a survivor here proves nothing; no page)",
+    )
+    parser.add_argument("--log", type=Path, help="append each result to this JSON-lines file")
+    parser.add_argument(
+        "--page-from-log",
+        type=Path,
+        metavar="LOG",
+        help="write the page from a --log file (a run cut short) and stop",
+    )
+    parser.add_argument("--note", default="", help="a sentence for the page (with --page-from-log)")
     args = parser.parse_args()
+    postgres = bool(os.environ.get("PRBOT_TEST_DATABASE_URL"))
+    if args.page_from_log:
+        results = [
+            Result(**json.loads(line))
+            for line in args.page_from_log.read_text().split("\n")
+            if line
+        ]
+        PAGE.write_text(
+            render(results, None, postgres=postgres, listed=len(MUTATIONS), note=args.note)
+        )
+        print(f"wrote {PAGE.relative_to(ROOT)} from {len(results)} results")
+        return 0
     chosen = MUTATIONS
     if args.only:
         unknown = set(args.only) - {mutation.id for mutation in MUTATIONS}
         if unknown:
             parser.error(f"unknown mutation ids: {', '.join(sorted(unknown))}")
         chosen = tuple(mutation for mutation in MUTATIONS if mutation.id in args.only)
+    check_patterns(ROOT, MUTATIONS)  # the whole list, whatever runs: a stale row is loud
     if args.check:
-        check_patterns(ROOT, chosen)
-        print(f"{len(chosen)} mutations, every pattern matches once")
+        print(f"{len(MUTATIONS)} mutations, every pattern matches once")
         return 0
-    results, baseline_seconds = probe(chosen, keep=args.keep)
+    if args.named_only and args.write:
+        parser.error("--named-only runs are not the page's figures")
+    results, baseline_seconds = probe(
+        chosen,
+        workers=args.workers,
+        baseline=not (args.no_baseline or args.named_only),
+        log=args.log,
+        named_only=args.named_only,
+    )
     killed = sum(r.outcome == "killed" for r in results)
     print(f"killed {killed}/{len(results)}")
     for r in results:
         if r.outcome == "survived":
-            print(f"  survived: {r.mutation.id} {r.mutation.promise}")
+            print(f"  survived: {r.id}")
     if args.write:
-        postgres = bool(os.environ.get("PRBOT_TEST_DATABASE_URL"))
-        PAGE.write_text(render(results, baseline_seconds, postgres))
+        PAGE.write_text(render(results, baseline_seconds, postgres=postgres, listed=len(MUTATIONS)))
         print(f"wrote {PAGE.relative_to(ROOT)}")
     return 0 if killed == len(results) else 1
 

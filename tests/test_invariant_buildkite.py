@@ -19,7 +19,7 @@ from bot.store import deliveries
 from bot.testing.buildkite_server import FakeBuildkite
 
 MIB = 1024 * 1024
-DOCUMENTED_LIMIT = 2 * MIB  # README, HTTP endpoints: "413 over 2 MiB"
+DOCUMENTED_LIMIT = 2 * MIB  # docs/http.md: "413 over 2 MiB"
 EVENT = {"X-Buildkite-Event": "job.finished"}
 
 

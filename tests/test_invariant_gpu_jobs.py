@@ -25,7 +25,7 @@ from bot.worker.handlers.registry import Event
 REPO = "acme/widgets"
 
 
-# --- /approve-gpu: write access by default (README, Security; commands.approve_gpu) ---------
+# --- /approve-gpu: write access by default (docs/gpu-jobs.md; commands.approve_gpu) ---------
 @pytest.fixture
 def pr(app_context, github_server):
     # No .github/prbot.yml: the built-in defaults apply.
@@ -96,7 +96,7 @@ def test_a_dispatch_whose_jobs_another_worker_claimed_creates_no_build(engine, t
     assert record.build_id is not None
 
 
-# --- benchmark verdicts (README, jobs: bot/jobs/compare.py) -------------------------------
+# --- benchmark verdicts (docs/checks/jobs.md: bot/jobs/compare.py) ----------------------
 BASE_RUNS = [1.0, 1.02, 0.98, 1.01, 0.99]
 
 

@@ -74,7 +74,7 @@ def test_refused_deliveries_store_nothing(engine, tmp_path) -> None:
             assert response.status_code == 401, (headers, response.text)
         signed = {**event, "X-Buildkite-Signature": sign(b"[1]", TOKEN, now)}
         assert post(url, b"[1]", **signed).status_code == 400
-        big = b"x" * (2 * 1024 * 1024 + 1)  # README: 413 over 2 MiB
+        big = b"x" * (2 * 1024 * 1024 + 1)  # docs/http.md: 413 over 2 MiB
         signed = {**event, "X-Buildkite-Signature": sign(big, TOKEN, now)}
         assert post(url, big, **signed).status_code == 413
     with intake(engine, tmp_path) as url:  # no token configured: nothing is accepted

@@ -22,7 +22,7 @@ from bot.store.queue import Queue
 from bot.store.sweeps import sweep_count
 from bot.worker.handlers.repair import failure_publisher
 
-MAX_SWEEPS = 3  # README, missed deliveries: "Each head is swept at most three times"
+MAX_SWEEPS = 3  # docs/configuration.md: "Each head is swept at most three times"
 REPO = "acme/widgets"
 GIT = rf"^/{REPO}\.git/"
 SPACING = timedelta(minutes=10)

@@ -3,7 +3,7 @@ from pathlib import Path
 from bot.core.snapshot import DirTree
 from bot.requirements.graph import RequirementTree, reverse_index
 
-# README (requirements): "a requirement file over 1 MB is a problem naming it; the include
+# docs/checks/requirements.md: "a requirement file over 1 MB is a problem naming it; the include
 # walk is iterative, at most 50 deep and 2,000 files per closure". The documented figures,
 # not the code's constants, so a changed bound fails here.
 MAX_REQUIREMENTS_BYTES = 1_000_000

@@ -147,7 +147,7 @@ def _lines_of(megabytes: float) -> str:
 
 
 def test_a_diff_over_1_mb_for_one_file_is_named_not_read(git_repo):
-    # README: "1 MB for one file's diff"; the file itself (1.2 MB) is under the 8 MB bound.
+    # docs/checks/README.md: "1 MB for one file's diff"; the file (1.2 MB) is under 8 MB.
     base = git_repo.commit({"small.py": "x = 1\n"})
     head = git_repo.commit({"vllm/wide.py": _lines_of(1.2), "vllm/fits.py": _lines_of(0.9)})
     snap = snapshot_from_checkout(git_repo.path, base, head, trusted=True)
@@ -169,7 +169,7 @@ def test_a_file_that_grows_after_it_was_measured_is_still_bounded(tmp_path, monk
 
     grown = tmp_path / "vllm" / "grown.py"
     grown.parent.mkdir()
-    grown.write_bytes(b"#" * 8_500_000)  # README: "8 MB for any file read from the tree"
+    grown.write_bytes(b"#" * 8_500_000)  # docs/checks: 8 MB a file
     measured = os.stat_result((*grown.stat()[:6], 100, *grown.stat()[7:]))  # 100 bytes then
     real_stat = Path.stat
 
