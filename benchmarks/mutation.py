@@ -1026,7 +1026,9 @@ def _short(test: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", metavar="ID", help="run these mutations only")
+    parser.add_argument(
+        "--only", nargs="+", metavar="ID", help="run these mutations only, in this order"
+    )
     parser.add_argument("--check", action="store_true", help="check the patterns and stop")
     parser.add_argument("--write", action="store_true", help=f"rewrite {PAGE.relative_to(ROOT)}")
     parser.add_argument("--workers", type=int, default=2, help="xdist workers for the suite")
@@ -1062,7 +1064,8 @@ def main() -> int:
         unknown = set(args.only) - {mutation.id for mutation in MUTATIONS}
         if unknown:
             parser.error(f"unknown mutation ids: {', '.join(sorted(unknown))}")
-        chosen = tuple(mutation for mutation in MUTATIONS if mutation.id in args.only)
+        by_id = {mutation.id: mutation for mutation in MUTATIONS}
+        chosen = tuple(by_id[i] for i in dict.fromkeys(args.only))  # in the order given
     check_patterns(ROOT, MUTATIONS)  # the whole list, whatever runs: a stale row is loud
     if args.check:
         print(f"{len(MUTATIONS)} mutations, every pattern matches once")
