@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.duplicates.code import base_ranges, code_terms, identifiers_added
+from bot.duplicates.code import base_ranges, changed_definitions, code_terms, identifiers_added
 from bot.duplicates.records import FileChange
 
 
@@ -49,3 +49,20 @@ def test_edited_names_are_not_new_identifiers() -> None:
         "+def brand_new_helper():\n",
     )
     assert identifiers_added(signature) == {"brand_new_helper"}
+
+
+def test_changed_definitions_come_from_the_hunk_headers() -> None:
+    patch = (
+        "@@ -58,3 +58,4 @@ class AttentionBackendEnum(Enum):\n ctx\n+    X = 1\n"
+        "@@ -90 +91 @@ def get_attn_backend(head_size: int):\n-a\n+b\n"
+        "@@ -120,2 +121,2 @@ def get_attn_backend(head_size: int):\n-c\n+d\n"
+        "@@ -0,0 +1,4 @@\n+new\n"
+        "@@ -10,2 +10,3 @@ static void launch_kernel(int a,\n+x\n"
+        "@@ -1 +1 @@ if (x) {\n+y\n"
+    )
+    assert changed_definitions(patch) == [
+        "AttentionBackendEnum",
+        "get_attn_backend",
+        "launch_kernel",
+    ]
+    assert changed_definitions(None) == [] and changed_definitions("not a diff") == []

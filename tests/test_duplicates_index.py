@@ -382,3 +382,61 @@ def test_the_sentence_embedding_ranks_the_pr_that_means_the_same() -> None:
     plain = _pr(200, "Stop the scheduler from hanging", "")
     tied = index.query(plain, config, top=2).candidates
     assert tied[0].score == tied[1].score and "semantic" not in tied[0].signals
+
+
+def _evidence(candidate) -> list[str]:
+    return [str(e) for e in candidate.evidence]
+
+
+def test_two_prs_creating_the_same_file_say_so_not_lines_0_to_0() -> None:
+    new_file = "@@ -0,0 +1,3 @@\n+import torch\n+\n+def tokenspeed_decode(q):\n"
+    path = "vllm/v1/attention/backends/tokenspeed.py"
+    a = _pr(1, "TokenSpeed decode kernel", files=[FileChange(path, 3, 0, new_file)])
+    b = _pr(2, "Add TokenSpeed decode", files=[FileChange(path, 3, 0, new_file)])
+    [candidate] = MemoryIndex([a]).query(b, ScoringConfig(min_score=0.0), top=1).candidates
+    evidence = _evidence(candidate)
+    assert f"both create `{path}`" in evidence
+    assert not any("lines 0" in e or "line 0" in e for e in evidence)
+
+
+def test_the_same_edited_function_is_named() -> None:
+    selector = "vllm/attention/selector.py"
+
+    def edit(line: int, added: str) -> str:
+        return f"@@ -{line},3 +{line},4 @@ def get_attn_backend(head_size: int):\n ctx\n+{added}\n"
+
+    a = _pr(1, "Pick TokenSpeed on Blackwell", files=[FileChange(selector, 1, 0, edit(40, "a"))])
+    b = _pr(2, "Select the TokenSpeed backend", files=[FileChange(selector, 1, 0, edit(90, "b"))])
+    [candidate] = MemoryIndex([a]).query(b, ScoringConfig(min_score=0.0), top=1).candidates
+    assert f"both change `get_attn_backend` in `{selector}`" in _evidence(candidate)
+
+
+def test_members_every_sibling_backend_defines_are_not_cited() -> None:
+    # Two different backends, each in its own file, each defining the members every backend
+    # has: that they share `get_name` says nothing about the two.
+    def backend(number: int, name: str):
+        body = (
+            f"class {name}Backend(AttentionBackend):\n    def get_name():\n    def get_impl_cls():"
+        )
+        patch = "@@ -0,0 +1,3 @@\n" + "".join(f"+{line}\n" for line in body.splitlines())
+        path = f"vllm/v1/attention/backends/{name.lower()}.py"
+        return _pr(
+            number, f"Add the {name} attention backend", files=[FileChange(path, 3, 0, patch)]
+        )
+
+    index = MemoryIndex([backend(1, "Triton")])
+    [candidate] = index.query(backend(2, "Tokenspeed"), ScoringConfig(min_score=0.0)).candidates
+    assert not any("get_name" in e or "get_impl_cls" in e for e in _evidence(candidate))
+
+
+def test_a_tracking_issue_many_prs_mention_is_not_cited() -> None:
+    prs = [_pr(n, f"Topic {_word(n)} step", "Part of #500") for n in range(1, 8)]
+    index = MemoryIndex(prs)
+    result = index.query(_pr(20, "Topic step", "Part of #500"), ScoringConfig(min_score=0.0))
+    assert result.candidates
+    assert not any("#500" in e for c in result.candidates for e in _evidence(c))
+    pair = MemoryIndex([_pr(1, "Fix the loader", "See #77")])
+    [candidate] = pair.query(
+        _pr(2, "Loader fix", "See #77"), ScoringConfig(min_score=0.0)
+    ).candidates
+    assert "both mention #77" in _evidence(candidate)

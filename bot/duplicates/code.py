@@ -17,7 +17,13 @@ from packaging.utils import canonicalize_name
 
 from bot.duplicates.records import FileChange
 
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+# The enclosing definition git names after a hunk header ("@@ -58,3 +58,4 @@ class Foo(Enum):",
+# "@@ ... @@ static void launch_kernel(...)"): which function or class the edit is in.
+_CONTEXT_NAME = re.compile(
+    r"^\s*(?:(?:async\s+)?def|class|fn|func|function|struct|impl|module)\s+([A-Za-z_]\w*)"
+    r"|([A-Za-z_]\w*)\s*\("
+)
 
 _PY_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
 _PY_CLASS = re.compile(r"^\s*class\s+([A-Za-z_]\w*)")
@@ -73,6 +79,26 @@ def base_ranges(patch: str | None) -> list[LineRange]:
     return ranges
 
 
+def changed_definitions(patch: str | None) -> list[str]:
+    """The functions and classes the hunks edit, as git's hunk headers name them (in order,
+    each once). A name is what both PRs edit, not what either adds."""
+    if not patch:
+        return []
+    names: list[str] = []
+    for line in patch.splitlines():
+        if not line.startswith("@@"):
+            continue
+        match = _HUNK_HEADER.match(line)
+        context = match.group(5).strip() if match else ""
+        found = _CONTEXT_NAME.search(context) if context else None
+        if found is None:
+            continue
+        name = found.group(1) or found.group(2)
+        if name not in _C_KEYWORDS and name not in names and len(name) >= 3:
+            names.append(name)
+    return names[:MAX_DEFINITIONS]
+
+
 def added_lines(patch: str | None) -> list[str]:
     if not patch:
         return []
@@ -90,6 +116,8 @@ _CODE_STOP = frozenset(
     float bool list dict tuple const void auto static inline template typename struct""".split()
 )
 MAX_CODE_TERMS = 2_000
+# Enclosing definitions kept per file: past a few dozen a diff is a rewrite of the file.
+MAX_DEFINITIONS = 30
 
 
 def code_terms(files: list[FileChange]) -> Counter[str]:

@@ -38,6 +38,8 @@ _EVIDENCE_ORDER = (
     "this PR mentions",
     "#",
     "both add",
+    "both change",
+    "both create",
     "overlapping edits",
     "",  # "shares `path`", "N of M changed files shared"
     "both mention",

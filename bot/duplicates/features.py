@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from bot.duplicates.code import LineRange, base_ranges, code_terms, identifiers_added
+from bot.duplicates.code import (
+    LineRange,
+    base_ranges,
+    changed_definitions,
+    code_terms,
+    identifiers_added,
+)
 from bot.duplicates.embeddings import embed_texts, unpack
 from bot.duplicates.records import (
     MAX_BODY_CHARS,
@@ -43,6 +49,8 @@ class FileFeature:
     additions: int = 0
     deletions: int = 0
     ranges: list[LineRange] = field(default_factory=list)
+    # The functions and classes its hunks edit (git's hunk-header context).
+    definitions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +110,7 @@ class PRFeatures:
             if self.files is None
             else {
                 path: [f.additions, f.deletions, [[r.start, r.end] for r in f.ranges]]
+                + ([f.definitions] if f.definitions else [])
                 for path, f in self.files.items()
             },
             "identifiers": self.identifiers,
@@ -127,10 +136,7 @@ class PRFeatures:
             commits=list(data.get("commits") or []),
             files=None
             if files is None
-            else {
-                path: FileFeature(a, d, [LineRange(s, e) for s, e in ranges])
-                for path, (a, d, ranges) in files.items()
-            },
+            else {path: _file_feature(value) for path, value in files.items()},
             identifiers={k: list(v) for k, v in (data.get("identifiers") or {}).items()},
             claimed=set(data.get("claimed") or []),
             mentioned=set(data.get("mentioned") or []),
@@ -141,6 +147,13 @@ class PRFeatures:
             code_terms=Counter(data.get("code_terms") or {}),
             embedding=data.get("embedding") if isinstance(data.get("embedding"), str) else "",
         )
+
+
+def _file_feature(value: list[Any]) -> FileFeature:
+    # [additions, deletions, ranges] as stored before definitions were kept, or with them.
+    additions, deletions, ranges = value[:3]
+    definitions = list(value[3]) if len(value) > 3 else []
+    return FileFeature(additions, deletions, [LineRange(s, e) for s, e in ranges], definitions)
 
 
 def text_terms(title: str, body: str) -> tuple[Counter[str], Counter[str]]:
@@ -173,7 +186,10 @@ def build_features(
         file_features = {}
         for change in files:
             file_features[change.path] = FileFeature(
-                change.additions, change.deletions, base_ranges(change.patch)
+                change.additions,
+                change.deletions,
+                base_ranges(change.patch),
+                changed_definitions(change.patch) if not change.binary else [],
             )
             if change.patch and not change.binary:
                 for name in identifiers_added(change):

@@ -239,8 +239,10 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
         signals["shared_mention"] = max(
             reference_rarity(stats.reference_df(n)) for n in shared_mentions + shared_outside
         )
-    if shared_mentions:
-        evidence.append(Evidence.text("both mention ", *_refs(shared_mentions[:3])))
+    # An issue many open PRs name (a tracking issue) is no evidence about these two.
+    cited = [n for n in shared_mentions if stats.reference_df(n) <= SPECIFIC_NAME_PRS]
+    if cited:
+        evidence.append(Evidence.text("both mention ", *_refs(cited[:3])))
     if shared_outside:
         named = ", ".join(str(n) for n in shared_outside[:3])
         evidence.append(Evidence.text(f"both name ticket {named}"))
@@ -345,10 +347,22 @@ def _code_signals(
                 break
     hot_only = all(mine[p] < 0.5 for p, _, _ in colliding)
     signals["hunks"] = 0.0 if not colliding else (0.3 if hot_only else 1.0)
+    # The functions or classes both edit (git's hunk headers), in files that say something.
+    edited = [
+        (name, path)
+        for path in shared
+        if mine[path] >= 0.5
+        for name in a.files[path].definitions
+        if name in other.files[path].definitions
+    ]
+    for name, path in edited[:2]:
+        evidence.append(Evidence.text("both change ", ("code", name), " in ", ("code", path)))
     for path, start, end in [c for c in colliding if mine[c[0]] >= 0.5][:2]:
-        evidence.append(
-            Evidence.text("overlapping edits in ", ("code", path), f" (lines {start}–{end})")
-        )
+        if end == 0:  # "@@ -0,0 ...": the file is new in both
+            evidence.append(Evidence.text("both create ", ("code", path)))
+        elif not any(p == path for _, p in edited[:2]):
+            lines = f"line {end}" if max(start, 1) == end else f"lines {max(start, 1)}–{end}"
+            evidence.append(Evidence.text("overlapping edits in ", ("code", path), f" ({lines})"))
 
     if query.code.norm and other.code_terms:
         similarity = query.code.cosine(other, stats)
@@ -378,13 +392,32 @@ def _code_signals(
         theirs_ids = sum(identifier_weight(n, p, stats) for n, p in other.identifiers.items())
         containment = shared_total / max(min(mine_ids, theirs_ids), 1e-9)
         signals["identifiers"] = min(1.0, max(containment, shared_total / 3))
-        strong = [n for n in shared_names if not n.startswith(METHOD_PREFIX)]
-        for name in sorted(strong or shared_names, key=lambda n: -weights[n])[:2]:
+        for name in sorted(shared_names, key=lambda n: -weights[n]):
+            if len([e for e in evidence if str(e).startswith("both add")]) >= 2:
+                break
             both = sorted(set(a.identifiers[name]) & set(other.identifiers[name]))
+            if not _specific_name(name, both, stats):
+                continue
             parts: list[Any] = ["both add ", ("code", display_name(name))]
             if both:
                 parts += [" to ", ("code", both[0])]
             evidence.append(Evidence.text(*parts))
+
+
+# A new name more open PRs add than this is what PRs of the kind all add (the members every
+# sibling backend defines): never cited as evidence.
+SPECIFIC_NAME_PRS = 3
+
+
+def _specific_name(name: str, same_files: list[str], stats: CorpusStats) -> bool:
+    """Whether a shared new name says something about these two PRs in particular: added to
+    one file by both, or a compound name few open PRs add. Siblings each define the same
+    members (``get_name``, ``forward``) in files of their own."""
+    if same_files:
+        return True
+    if name.startswith(METHOD_PREFIX) or is_plain_word(name):
+        return False
+    return stats.identifier_df(name) <= SPECIFIC_NAME_PRS
 
 
 def reference_rarity(referring: int) -> float:
