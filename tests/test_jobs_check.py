@@ -276,3 +276,45 @@ def test_a_benchmark_lists_only_the_backend_classes_that_can_run_on_its_machine(
     section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
     [bench] = [f for f in section.findings if f["kind"] == "benchmark"]
     assert bench["backends"] == ["FAST_MLA", "TRITON_MLA"]
+
+
+PRIORITIES = """
+def _get_backend_priorities(use_mla, device_capability):
+    if use_mla:
+        if device_capability.major == 10:
+            return [
+                AttentionBackendEnum.FLASHINFER_MLA,
+                AttentionBackendEnum.FAST_MLA,
+                AttentionBackendEnum.TRITON_MLA,
+            ]
+    return [AttentionBackendEnum.FLASH_ATTN]
+"""
+
+
+def test_a_benchmark_of_a_backend_absent_at_base_compares_backends_on_the_head(make_repo):
+    # TOKENSPEED_MLA in its own PR: no base run of it can exist, so no base-vs-head ratio.
+    repo = make_repo("vllm")
+    base = repo.commit({**BASE, "vllm/platforms/cuda.py": PRIORITIES}, "base")
+    head = repo.commit(
+        {
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10"),
+            "vllm/v1/attention/backends/registry.py": REGISTRY + NEW_MEMBER,
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    [bench] = [f for f in section.findings if f["kind"] == "benchmark"]
+    assert bench["compare"] == "backends"
+    assert bench["new_backends"] == ["FAST_MLA"] and bench["against"] == ["FLASHINFER_MLA"]
+    assert "FAST_MLA not at base: measured against FLASHINFER_MLA on this head" in bench["reason"]
+    # A backend that exists at base is compared with itself at the merge base.
+    later = repo.commit(
+        {
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10")
+            + "# tuned\n"
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, head, later, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    [bench] = [f for f in section.findings if f["kind"] == "benchmark"]
+    assert (bench["compare"], bench["against"]) == ("base", [])

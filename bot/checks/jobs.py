@@ -19,8 +19,9 @@ from bot.core.globs import path_matches
 from bot.core.snapshot import Snapshot
 from bot.jobs.backends import backends_by_file, registered_backends
 from bot.jobs.buildkite_steps import load_steps
-from bot.jobs.config import HardwareRules, JobsRules, RegistryRules, StepFileRules
+from bot.jobs.config import HardwareRules, JobsRules, RegistryRules, RuleJobRules, StepFileRules
 from bot.jobs.hardware import Capability, backend_hardware, class_capabilities
+from bot.jobs.incumbents import incumbents, priority_list
 from bot.jobs.selection import (
     BENCHMARK,
     GPU_SMOKE,
@@ -124,6 +125,16 @@ def _no_candidate(steps: list, candidates: list[str]) -> list[str]:
     ]
 
 
+def _registered_at(tree, rules: RegistryRules) -> list:  # noqa: ANN001 - a TreeReader
+    """The registry's members in one revision (problems are the head's to report)."""
+    found = []
+    for path in rules.paths:
+        text = tree.read_text(path)
+        if text is not None:
+            found += registered_backends(text, path, rules.enums)[0]
+    return found
+
+
 def _registered(snapshot: Snapshot, rules: RegistryRules) -> tuple[list, list[str]]:
     backends, problems = [], []
     for path in rules.paths:
@@ -178,6 +189,42 @@ def _backend_devices(
                 devices |= set(rules.platforms[name].devices)
         out[backend.name] = frozenset(devices)
     return out, problems
+
+
+def _comparison(
+    snapshot: Snapshot,
+    job: SelectedJob,
+    rule: RuleJobRules | None,
+    at_base: set[str],
+    capabilities: dict[str, list[str]],
+) -> dict[str, Any]:
+    """``compare``: ``base`` (each backend at the merge base and at head), or ``backends`` when
+    one is absent at base: new ones against the incumbents on the same head, ``against``."""
+    new = [name for name in job.backends if name not in at_base]
+    if not new:
+        return {"compare": "base", "against": [], "new_backends": []}
+    against: list[str] = []
+    if rule is not None and rule.priorities is not None:
+        major = next(
+            (
+                Capability.parse(cap).major
+                for cap, devices in capabilities.items()
+                if job.hardware in devices
+            ),
+            None,
+        )
+        text = snapshot.head.read_text(rule.priorities.file)
+        if major is not None and text:
+            order = priority_list(
+                text,
+                rule.priorities.file,
+                function=rule.priorities.function,
+                flag=rule.priorities.flag,
+                major=major,
+                enum=rule.priorities.enum,
+            )
+            against = incumbents(order or [], new)
+    return {"compare": "backends", "against": against, "new_backends": new}
 
 
 def _finding(job: SelectedJob, status: str) -> dict[str, Any]:
@@ -259,6 +306,24 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
         )
     status = SELECTED if snapshot.trusted else AWAITING_APPROVAL
     findings = [_finding(job, status) for job in selected]
+    if any(job.kind == BENCHMARK and job.backends for job in selected):
+        at_base = {b.name for b in _registered_at(snapshot.base, rules.registry)}
+        by_name = {rule.name: rule for rule in rules.jobs}
+        for job, finding in zip(selected, findings, strict=True):
+            if job.kind == BENCHMARK and job.backends:
+                compared = _comparison(
+                    snapshot, job, by_name.get(job.name), at_base, rules.hardware.capabilities
+                )
+                finding.update(compared)
+                if compared["compare"] == "backends":
+                    new = ", ".join(compared["new_backends"])
+                    finding["reason"] += (
+                        f"; {new} not at base: measured against "
+                        + ", ".join(compared["against"])
+                        + " on this head"
+                        if compared["against"]
+                        else f"; {new} not at base, and no incumbents to measure against"
+                    )
     smoke = sum(job.kind == GPU_SMOKE for job in selected)
     benchmarks = sum(job.kind == BENCHMARK for job in selected)
     counts = ", ".join(

@@ -53,6 +53,18 @@ class RegistryRules(_Strict):
     enums: list[str] = Field(default_factory=list)
 
 
+class PriorityRules(_Strict):
+    """Where the platform orders its backends: ``function`` in ``file``, the branch under
+    ``if <flag>:`` for the machine's capability major (vLLM: cuda.py's
+    ``_get_backend_priorities``, ``use_mla``). A backend new in the PR is benchmarked
+    against the ones this list picks today."""
+
+    file: str
+    function: str
+    flag: str
+    enum: str
+
+
 class RuleJobRules(_Strict):
     name: str
     kind: Literal["gpu_smoke", "benchmark"]
@@ -65,6 +77,8 @@ class RuleJobRules(_Strict):
     # The pipeline step that runs it (a benchmark step reads PRBOT_BENCHMARK_* from its env
     # and uploads one results JSON per run); without one the job is shown, never dispatched.
     step_key: str | None = None
+    # For a benchmark of a backend absent at base: the incumbents to compare it with.
+    priorities: PriorityRules | None = None
 
     def to_rule_job(self) -> RuleJob:
         """The job as selection takes it (plain data, no pydantic)."""
