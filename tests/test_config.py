@@ -274,3 +274,26 @@ def test_a_short_buildkite_api_token_is_refused(good_env, monkeypatch, capsys):
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("prbot: error: PRBOT_BUILDKITE_TOKEN is too short to be a secret")
     assert "bkua_1" not in line
+
+
+def test_the_sandbox_hides_the_key_the_database_and_the_data_directory_but_uvs_cache(tmp_path):
+    data = tmp_path / "data"
+    for name in ("mirrors", "locks", "intake", "uv-cache"):
+        (data / name).mkdir(parents=True)
+    for name in ("prbot.sqlite", "prbot.sqlite-wal", "prbot.sqlite-inbox"):
+        (data / name).write_text("")
+    elsewhere = tmp_path / "db" / "main.sqlite"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("")
+    (tmp_path / "db" / "main.sqlite-wal").write_text("")
+    key = tmp_path / "etc" / "app.pem"
+    hidden = Settings(data_dir=data, private_key_path=key).sandbox_secret_paths()
+    assert set(hidden) == {
+        key,
+        key.with_name("prbot.env"),
+        *(data / n for n in ("mirrors", "locks", "intake")),
+        *(data / n for n in ("prbot.sqlite", "prbot.sqlite-wal", "prbot.sqlite-inbox")),
+    }
+    other = Settings(data_dir=data, database_url=f"sqlite:///{elsewhere}").sandbox_secret_paths()
+    assert {elsewhere, elsewhere.with_name("main.sqlite-wal")} <= set(other)
+    assert data / "uv-cache" not in other

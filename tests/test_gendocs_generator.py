@@ -31,6 +31,7 @@ from bot.cli import main
 from bot.core.snapshot import DirTree, snapshot_from_checkout
 from bot.gendocs.config import DocGenerator, DocRule, GeneratedDocsRules
 from bot.gendocs.doc_check import check_doc
+from bot.gendocs.generator import NOT_ISOLATED
 from bot.local.sandbox import SandboxRunner
 from bot.report import rules
 
@@ -192,6 +193,28 @@ def test_an_untrusted_pr_gets_the_base_revisions_generator(make_repo, tmp_path, 
     section = run(trusted, generator_rules(), check_context)
     assert section.status == Status.PASS, section.summary
     assert section.findings[0]["generator"]["ran_from"] == "head"
+
+
+def test_where_the_sandbox_cannot_isolate_a_trusted_authors_changed_generator_does_not_run(
+    make_repo, check_context
+):
+    # On main "trusted" (any collaborator, read-only ones included) ran the PR's generator as
+    # prbot's own user: it read the webhook secret from /proc and the key, and the report
+    # printed them as "expected" cells (issue 21, item 7). Without namespaces or a sandbox
+    # user nothing isolates it, so the base revision's generator runs, and the report says why.
+    files = generator_repo_files()
+    sneaky = replaced(files[GENERATOR], "*sorted(rows),", '"| `FLASH_ATTN` | any | any | ✅ |",')
+    runner = SandboxRunner(use_namespaces=False)
+    assert not runner.isolated
+    check_context = replace(check_context, runner=runner)
+    trusted = pr_snapshot(make_repo, files, {GENERATOR: sneaky}, trusted=True)
+    (finding,) = run(trusted, generator_rules(), check_context).findings
+    assert finding["generator"]["ran_from"] == "base"
+    [note] = [n for n in finding["notes"] if "changes the doc's generator" in n]
+    assert (
+        note
+        == f"the PR changes the doc's generator; ran the base revision's generator: {NOT_ISOLATED}"
+    )
 
 
 def test_a_generator_the_pr_adds_is_not_run_for_an_untrusted_author(make_repo, check_context):

@@ -55,6 +55,7 @@ def _service(args: argparse.Namespace, *, github: bool = True):  # noqa: ANN202
         settings = Settings.from_env(dry_run=args.dry_run)
         # Everything is checked before anything starts: never a half-started service.
         settings.check_startup(github=github, intake=args.command == "serve")
+        settings.protect_files()
         return Service.from_settings(settings, github=github)
     except (ConfigError, DatabaseUrlError) as exc:
         raise CliError(str(exc)) from None

@@ -135,6 +135,9 @@ class CommandRunner(Protocol):
     """
 
     invocations: int
+    # Whether a child is kept from what prbot's own user can read (its key, its database,
+    # /proc): a PR's changed generator runs only then (bot/local/sandbox.py).
+    isolated: bool
 
     def run(
         self,
@@ -144,6 +147,7 @@ class CommandRunner(Protocol):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: str | None = None,
+        network: bool = True,
     ) -> RunResult: ...
 
 

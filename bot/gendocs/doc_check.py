@@ -27,7 +27,7 @@ from bot.gendocs.doc_diff import (
     extractor_disagreements,
 )
 from bot.gendocs.findings import DocResult, Expected, expected_tables
-from bot.gendocs.generator import GeneratorRun, NotRun, run_doc_generator
+from bot.gendocs.generator import NOT_ISOLATED, GeneratorRun, NotRun, run_doc_generator
 from bot.gendocs.render import layout, render_block
 from bot.gendocs.source import Problem
 from bot.gendocs.tables import (
@@ -277,6 +277,8 @@ def check_doc(
                 "ran the PR's generator (the author is trusted)"
                 if run.ran_from == "head"
                 else "ran the base revision's generator (the author is not trusted)"
+                if not trusted
+                else f"ran the base revision's generator: {NOT_ISOLATED}"
             )
         )
     elif generator_changed:

@@ -31,6 +31,11 @@ STAND_IN = Path(__file__).with_name("mkdocs_stand_in.py")
 OUTPUT_DIR = ".prbot-generated"
 STAND_IN_DIR = ".prbot-stand-in"
 STYLE_FOR_MODE = {"committed": "output", "markers": "mkdocs_gen_files"}
+# Why a trusted author's changed generator did not run: the report's one line.
+NOT_ISOLATED = (
+    "the sandbox here cannot keep a changed generator from prbot's key, database and memory "
+    "(no user namespaces and no PRBOT_SANDBOX_USER), so only the base revision's runs"
+)
 _counter = itertools.count()
 
 
@@ -105,21 +110,23 @@ def run_doc_generator(
     """
     if not rule.generators:
         return None
+    isolated = runner is not None and runner.isolated
     if base is None:
         source, ran_from = head, "tree"
-    elif generator_changed and trusted:
+    elif generator_changed and trusted and isolated:
         source, ran_from = head, "head"
     else:
         source, ran_from = base, "base"
     generator = choose(rule, mode, source)
-    if generator is None and ran_from == "base" and trusted:
+    if generator is None and ran_from == "base" and trusted and isolated:
         generator, source, ran_from = choose(rule, mode, head), head, "head"
     if generator is None:
         where = {"base": "the base revision", "head": "the PR", "tree": "the tree"}[ran_from]
         if choose(rule, mode, head) is not None:
+            why = "an author who is not trusted" if not trusted else "anyone here"
             return NotRun(
-                f"the PR adds a generator for this doc; it is not run for an author who is "
-                f"not trusted, and {where} has none"
+                f"the PR adds a generator for this doc; it is not run for {why}, and {where} "
+                "has none" + ("" if not trusted or isolated else f" ({NOT_ISOLATED})")
             )
         return NotRun(f"{where} has no generator for a doc of this kind ({mode} tables)")
     if runner is None or work_dir is None:
@@ -184,7 +191,7 @@ def _run(
         shutil.copyfile(STAND_IN, stand_in)
         argv = [*interpreter, str(stand_in), generator.script, str(output)]
     try:
-        done = runner.run(argv, cwd=tree, timeout=generator.timeout)
+        done = runner.run(argv, cwd=tree, timeout=generator.timeout, network=False)
     except OSError as exc:
         run.error = f"could not start the generator: {exc.strerror or type(exc).__name__}"
         return run

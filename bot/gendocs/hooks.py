@@ -20,6 +20,7 @@ from bot.core.globs import path_matches
 from bot.core.sections import CommandRunner
 from bot.core.snapshot import TreeReader
 from bot.gendocs.config import HookRule
+from bot.gendocs.generator import NOT_ISOLATED
 from bot.gendocs.patch import unified_patch
 from bot.gendocs.source import Problem, SplitsProblems
 from bot.gendocs.tables import MISSING, CellDiff
@@ -122,7 +123,10 @@ def run_hook(
     ]
     if runner is None:
         return _fail_all(results, f"hook {hook.name} was not run: no sandbox runner")
-    use_base_tooling = base is not None and generator_changed and not trusted
+    # A changed generator runs only for a trusted author, and only where the sandbox keeps it
+    # from prbot's key, database and memory (NOT_ISOLATED says why otherwise).
+    isolated = runner.isolated
+    use_base_tooling = base is not None and generator_changed and not (trusted and isolated)
     tree = work_dir / f"hook-{_safe_name(hook.name)}-{next(_counter)}"
     wanted = [*hook.inputs, *hook.tooling, *hook.outputs] if hook.inputs else None
     try:
@@ -140,13 +144,15 @@ def run_hook(
             result.notes.append(
                 "the PR changes this generator; "
                 + (
-                    "ran the base revision's generator (the author is not trusted)"
-                    if use_base_tooling
-                    else "ran the PR's generator (the author is trusted)"
+                    "ran the PR's generator (the author is trusted)"
+                    if not use_base_tooling
+                    else "ran the base revision's generator (the author is not trusted)"
+                    if not trusted
+                    else f"ran the base revision's generator: {NOT_ISOLATED}"
                 )
             )
     try:
-        run = runner.run(list(hook.command), cwd=tree, timeout=hook.timeout)
+        run = runner.run(list(hook.command), cwd=tree, timeout=hook.timeout, network=False)
     except OSError as exc:  # the command is missing or not executable: a finding, not a crash
         reason = exc.strerror or type(exc).__name__
         return _fail_all(results, f"hook {hook.name} could not start {hook.command[0]!r}: {reason}")

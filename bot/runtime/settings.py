@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -404,6 +405,44 @@ class Settings:
                 "set the database's real password"
             )
 
+    def protect_files(self) -> None:
+        """Keep what serve and worker write to themselves: umask 077 from here on; the data
+        directory 0711 (a sandbox user reaches uv's cache in it, but cannot list it) or 0700;
+        the database, its WAL and inbox, the mirrors and the rest of it closed to others
+        (files from before were 0644, so a sandboxed child could read the database)."""
+        os.umask(0o077)
+        mode = 0o711 if self.sandbox_user else 0o700
+        for path, wanted in [
+            (self.data_dir, mode),
+            *((p, None) for p in self.sandbox_secret_paths()),
+        ]:
+            try:
+                info = path.lstat()
+                if info.st_uid != os.geteuid() or path.is_symlink():
+                    continue
+                current = info.st_mode & 0o777
+                target = wanted if wanted is not None else current & 0o700
+                if current != target:
+                    path.chmod(target)
+            except OSError:
+                continue
+
+    def sandbox_secret_paths(self) -> list[Path]:
+        """What a sandboxed child must not read (bot/local/sandbox.py hides it): the App key
+        and an env file beside it, the SQLite database with its WAL and inbox, and everything
+        in the data directory but uv's download cache (mirrors, locks, the intake's spool)."""
+        paths: list[Path] = []
+        if self.private_key_path is not None:
+            paths += [self.private_key_path, self.private_key_path.with_name("prbot.env")]
+        database = _sqlite_file(self.database_url or f"sqlite:///{self.data_dir}/prbot.sqlite")
+        if database is not None and database.parent.is_dir():
+            paths += sorted(database.parent.glob(glob_escape(database.name) + "*"))
+        try:
+            paths += sorted(p for p in self.data_dir.iterdir() if p.name != UV_CACHE_DIR_NAME)
+        except OSError:
+            pass
+        return paths
+
     def private_key(self) -> str:
         if self.private_key_path is None:
             raise ConfigError("PRBOT_PRIVATE_KEY_PATH is not set")
@@ -454,3 +493,14 @@ def _url_password(url: str | None) -> str | None:
     except ValueError:
         return None
     return unquote(password) if password else None
+
+
+# The data directory's entry a sandboxed uv reads and writes (its download cache).
+UV_CACHE_DIR_NAME = "uv-cache"
+
+
+def _sqlite_file(url: str) -> Path | None:
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or url == prefix:
+        return None
+    return Path(url[len(prefix) :].split("?", 1)[0])

@@ -46,7 +46,9 @@ class HandlerContext:
     @cached_property
     def sandbox(self) -> SandboxRunner:
         """Runs generators and uv for the checks, as the sandbox user when one is set."""
-        return SandboxRunner(user=self.settings.sandbox_user)
+        return SandboxRunner(
+            user=self.settings.sandbox_user, secret_paths=self.settings.sandbox_secret_paths
+        )
 
     @property
     def dry_run(self) -> bool:

@@ -8,7 +8,10 @@ stores and publishes it. Everything GitHub-shaped goes through the installation 
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from bot.local.mirror import RepoMirror, StaleHead
 from bot.report.render import Report, render_markdown
 from bot.report.runner import LoadedRules, build_report, decide_trust, rules_from_tree
 from bot.runtime.logs import log_fields
+from bot.runtime.settings import UV_CACHE_DIR_NAME
 from bot.store import state
 from bot.store.open_prs import DatabaseIndex, record_diff
 from bot.worker.ci.flow import keep_report, queue_dispatch, report_context
@@ -28,6 +32,16 @@ from bot.worker.handlers.context import HandlerContext
 from bot.worker.handlers.registry import on_job
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def run_directory() -> Iterator[Path]:
+    """A run's scratch directory, removed after. Traversable but not listable by others: a
+    sandbox user reaches the trees handed to it inside (at mkdtemp's 0700 every absolute path
+    it was given was "Permission denied"), and cannot list the others."""
+    with tempfile.TemporaryDirectory(prefix="prbot-run-") as work:
+        os.chmod(work, 0o711)
+        yield Path(work)
 
 
 class Pipeline:
@@ -137,14 +151,14 @@ class Pipeline:
 
     def check(self, snapshot: Snapshot, loaded: LoadedRules) -> Report:
         """The runner over this head, with the server's services in the context."""
-        with tempfile.TemporaryDirectory(prefix="prbot-run-") as work:
+        with run_directory() as work:
             context = CheckContext(
-                work_dir=Path(work),
+                work_dir=work,
                 cache=state.StoreCache(self.engine),
                 open_prs=DatabaseIndex(self.engine, snapshot.repo),
                 runner=self.ctx.sandbox,
                 # uv's download cache outlives runs, so warm resolutions stay warm.
-                uv_cache_dir=self.settings.data_dir / "uv-cache",
+                uv_cache_dir=self.settings.data_dir / UV_CACHE_DIR_NAME,
             )
             return build_report(
                 snapshot, loaded, context, default_rules=self.settings.default_rules
