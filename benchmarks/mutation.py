@@ -429,11 +429,11 @@ MUTATIONS: tuple[Mutation, ...] = (
     # --- sandbox.py: nothing secret around, limits, the whole group killed
     m(
         "S1",
-        "A timed-out sandbox kills the whole process group",
+        "A sandboxed tool's whole session dies with it, on every exit",
         "bot/local/sandbox.py",
-        "os.killpg(proc.pid, signal.SIGKILL)",
-        "proc.kill()",
-        "tests/test_invariant_sandbox.py",
+        "if int(fields[3]) == leader:",
+        "if False:",
+        "tests/test_sandbox.py::test_without_namespaces_the_childs_session_still_dies_on_a_normal_exit",
     ),
     m(
         "S2",

@@ -255,11 +255,8 @@ def _check_startable(program: str, cwd: Path, path: str | None) -> None:
 
 
 def _kill_session(leader: int) -> None:
-    """SIGKILL every process of the child's session (it was started as a session leader)."""
-    try:
-        os.killpg(leader, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """SIGKILL every process of the child's session (it was started as a session leader):
+    its process group and every group it made, which a kill of the group alone would miss."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
