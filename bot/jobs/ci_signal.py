@@ -7,12 +7,15 @@ newest first. Each failed or timed-out step of the head becomes one :class:`Clas
 - ``flaky``: it failed, then passed on a retry of the same commit; or, on the base branch,
   it failed alone between passes (green, red, green) or failed and then passed on the same
   commit at least ``flaky_failures`` times in the newest ``flaky_window`` runs;
-- ``broken_trunk``: it failed in the base branch's latest ``broken_trunk_builds`` completed
-  runs at or before the merge base (the base a rebase would leave behind is broken too);
+- ``broken_trunk``: it failed in the merge base's own build, or in the base branch's latest
+  ``broken_trunk_builds`` completed runs at or before the merge base (a rebase may fix it
+  when main passed since), or in all of the latest ones after it (broken by something the
+  PR does not carry: a dependency, a model on the hub, the machines);
 - ``new``: neither, with enough history to say so (``min_base_runs`` completed runs on the
   base branch): the PR's own failure. ``confirmed`` says whether it repeated on a retry;
 - ``unknown``, with the reason, whenever the data cannot say (no base builds, the step never
-  ran on the base branch, a history read that stopped half-way): never a guess.
+  ran on the base branch, too few runs, main's latest build failed it once, a history read
+  that stopped half-way): never a guess.
 
 Jobs of type ``waiter``, ``manual`` (block) and ``trigger`` are not steps, and a soft-failed
 job is not a failure. A job without ``step_key`` is matched by the key vLLM's pipeline
@@ -149,7 +152,14 @@ def classify_step(
             classification=FLAKY,
             reason=f"failed {head_failures} time(s), then passed on a retry of the same commit",
             evidence=tuple(
-                {"job_url": a.web_url, "state": a.state, "why": "attempt on the head commit"}
+                {
+                    "build_number": head.build_number,
+                    "build_url": head.build_url,
+                    "job_url": a.web_url,
+                    "commit": head.commit,
+                    "state": a.state,
+                    "why": "attempt on the head commit",
+                }
                 for a in head.attempts[-MAX_EVIDENCE:]
             ),
             counts=head_counts,

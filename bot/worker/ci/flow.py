@@ -324,8 +324,10 @@ def take_build_news(
 
 def _classify(services: Services, build: BuildRef, engine: Engine) -> int:
     """The build's failed smoke jobs classified (and retried once where due); changes."""
-    if build.engine != "buildkite":
-        return 0  # GitHub Actions' history is not read yet
+    if not hasattr(engine, "retry_job"):
+        # Only an engine with Buildkite's build history and job retry is classified
+        # (GitHub Actions' history is not read yet).
+        return 0
     records = store.records_for_build(services.db, build.engine, build.id)
     if not any(r.state in ("failed", "timed_out", "passed") for r in records):
         return 0
