@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 # The fields that name a configuration; everything else in ``config`` that differs between
 # entries of one file (a swept model parameter) is added to the label.
-_NAMING = ("backend", "batch_spec")
+NAMING = ("backend", "batch_spec")
 MAX_RESULT_BYTES = 20_000_000
 
 
@@ -22,8 +22,9 @@ class ResultError(ValueError):
     """A results file that cannot be read; ``str()`` says why in one line."""
 
 
-def parse_results(text: str | bytes, source: str = "results") -> dict[str, float]:
-    """``{config label: mean_time}`` from one run's JSON (inf for a failed configuration)."""
+def _entries(
+    text: str | bytes, source: str, naming: tuple[str, ...]
+) -> list[tuple[str, float, str]]:
     if len(text) > MAX_RESULT_BYTES:
         raise ResultError(f"{source}: over {MAX_RESULT_BYTES // 1_000_000} MB")
     try:
@@ -39,20 +40,38 @@ def parse_results(text: str | bytes, source: str = "results") -> dict[str, float
     varying = sorted(
         key
         for key in {k for config in configs for k in config}
-        if key not in _NAMING
+        if key not in NAMING
         and len({json.dumps(config.get(key), sort_keys=True, default=str) for config in configs})
         > 1
     )
-    times: dict[str, float] = {}
+    found = []
     for entry, config in zip(entries, configs, strict=True):
-        label = " ".join(str(config.get(key, "?")) for key in _NAMING)
+        label = " ".join(str(config.get(key, "?")) for key in naming)
         extras = [f"{key}={config.get(key)}" for key in varying]
         if extras:
             label += f" ({', '.join(extras)})"
         value = entry.get("mean_time")
         failed = entry.get("error") or not isinstance(value, int | float) or isinstance(value, bool)
-        times[label] = math.inf if failed else float(value)
-    return times
+        found.append((label, math.inf if failed else float(value), str(config.get("backend", "?"))))
+    return found
+
+
+def parse_results(
+    text: str | bytes, source: str = "results", naming: tuple[str, ...] = NAMING
+) -> dict[str, float]:
+    """``{config label: mean_time}`` from one run's JSON (inf for a failed configuration).
+
+    ``naming`` is what a label is made of; ``("batch_spec",)`` pairs a backend with another
+    on the same batch spec (a new backend against an incumbent).
+    """
+    return {label: time for label, time, _ in _entries(text, source, naming)}
+
+
+def backends_by_label(
+    text: str | bytes, source: str = "results", naming: tuple[str, ...] = NAMING
+) -> dict[str, str]:
+    """``{config label: backend}``: which backend ran each configuration of one file."""
+    return {label: backend for label, _, backend in _entries(text, source, naming)}
 
 
 def samples_from_runs(

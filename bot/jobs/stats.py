@@ -1,4 +1,4 @@
-"""Small, dependency-free statistics for benchmark verdicts: Student's t and Welch's test.
+"""Small, dependency-free statistics for benchmark verdicts: Student's t, Welch's and paired tests.
 
 Kernel benchmarks give a handful of runs per side, so the tests must be exact for small
 samples; scipy would be a 40 MB dependency for three functions. The incomplete beta function
@@ -106,6 +106,24 @@ def welch(a: Sequence[float], b: Sequence[float]) -> WelchResult:
         return WelchResult(difference, 0.0, float(n_a + n_b - 2), 1.0 if difference == 0 else 0.0)
     df = (term_a + term_b) ** 2 / (term_a**2 / (n_a - 1) + term_b**2 / (n_b - 1))
     return WelchResult(difference, se, df, t_two_sided_p(difference / se, df))
+
+
+def paired(differences: Sequence[float]) -> WelchResult:
+    """The paired t-test: is the mean of per-round differences (head - base) zero?
+
+    Rounds run back to back on one GPU share its state (clocks, temperature, neighbours), so
+    their difference cancels what the two sides have in common; Welch's test would count it
+    as noise twice.
+    """
+    n = len(differences)
+    if n < 2:
+        raise ValueError("the paired test needs at least two pairs")
+    mean = sum(differences) / n
+    variance = sum((d - mean) ** 2 for d in differences) / (n - 1)
+    se = math.sqrt(variance / n)
+    if se == 0.0:
+        return WelchResult(mean, 0.0, float(n - 1), 1.0 if mean == 0 else 0.0)
+    return WelchResult(mean, se, float(n - 1), t_two_sided_p(mean / se, n - 1))
 
 
 def benjamini_hochberg(p_values: Sequence[float], alpha: float) -> list[bool]:
