@@ -11,6 +11,7 @@ from pathlib import Path
 from bot.cli import main
 from bot.cli.app_manifest import EVENTS, PERMISSIONS, manifest, permission_for
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.core.features import BASE_PERMISSIONS, FEATURES, permissions_for
 from bot.events.webhooks import HANDLED_ACTIONS
 from bot.report.render import MARKER
 
@@ -28,7 +29,9 @@ def test_events_are_those_the_intake_accepts_and_the_handlers_handle():
     github_events = set(HANDLED_ACTIONS)  # the GitHub intake; CI engines have their own
     assert set(EVENTS) == github_events - ALWAYS_SENT
     assert github_events <= handled, "an event the intake stores but no handler takes"
-    assert manifest("https://x.example/h")["default_events"] == list(EVENTS)
+    everything = manifest("https://x.example/h", features=tuple(FEATURES))
+    assert everything["default_events"] == list(EVENTS)
+    assert "workflow_run" not in manifest("https://x.example/h")["default_events"]
 
 
 def test_every_permission_is_used_by_the_flow_and_every_call_is_covered(tmp_path):
@@ -73,14 +76,45 @@ def test_the_command_prints_the_manifest_and_the_reasons(capsys):
         "url": "https://bot.example/webhooks/github",
         "active": True,
     }
-    assert printed["default_permissions"] == {p: level for p, (level, _) in PERMISSIONS.items()}
+    advisory = {p: level for p, (level, _) in BASE_PERMISSIONS.items()}
+    assert printed["default_permissions"] == advisory
     assert main(["app-manifest", "--webhook-url", "https://x.example/h", "--explain"]) == 0
     explained = capsys.readouterr().out
-    assert all(f"#   {p}: " in explained for p in PERMISSIONS)
+    assert all(f"#   {p}: " in explained for p in BASE_PERMISSIONS)
+    assert "actions" not in explained
+
+
+def test_the_default_manifest_writes_nothing_but_comments_and_check_runs(capsys):
+    assert main(["app-manifest", "--webhook-url", "https://bot.example/h"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    writes = {p for p, level in printed["default_permissions"].items() if level == "write"}
+    assert writes == {"issues", "checks"}
+    assert printed["default_permissions"]["contents"] == "read"
+    assert "actions" not in printed["default_permissions"]
+    assert "members" not in printed["default_permissions"]
+
+
+def test_each_feature_asks_for_exactly_its_permissions(capsys):
+    cases = {
+        "dispatch": {"members": "read"},
+        "autofix": {"contents": "write"},
+        "actions": {"actions": "write"},
+        "dispatch,autofix,actions": {"members": "read", "contents": "write", "actions": "write"},
+    }
+    advisory = {p: level for p, (level, _) in BASE_PERMISSIONS.items()}
+    for features, added in cases.items():
+        argv = ["app-manifest", "--webhook-url", "https://b.example/h", "--features", features]
+        assert main(argv) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["default_permissions"] == {**advisory, **added}, features
+    assert main(["app-manifest", "--webhook-url", "https://b.example/h", "--features", "x"]) == 2
+    assert "no feature 'x'" in capsys.readouterr().err
 
 
 README = Path(__file__).resolve().parent.parent / "docs" / "github-app.md"
 README_LEVELS = {"Read": "read", "Read & write": "write"}
+# GitHub's settings page names some permissions otherwise than the manifest's keys.
+README_NAMES = {"commit_statuses": "statuses", "organization_permissions": "members"}
 # GitHub scopes "members" to the organization; the rest prbot asks for are repository ones.
 ORGANIZATION_PERMISSIONS = {"members"}
 
@@ -99,15 +133,23 @@ def _readme_permissions(setting: str) -> dict[str, str]:
     found = re.findall(
         r"([A-Z][a-z]+(?: [a-z]+)*): \*\*(Read(?: & write)?)\*\*", _readme_row(setting)
     )
-    names = [name.lower().replace(" ", "_") for name, _ in found]
+    names = [README_NAMES.get(n, n) for n in (name.lower().replace(" ", "_") for name, _ in found)]
     assert len(names) == len(set(names)), f"a permission twice in README's {setting!r} row"
     return {name: README_LEVELS[level] for name, (_, level) in zip(names, found, strict=True)}
 
 
 def test_readme_permission_table_matches_the_manifest():
-    repository = _readme_permissions("Repository permissions")
-    organization = _readme_permissions("Organization permissions")
-    assert set(organization) == ORGANIZATION_PERMISSIONS & set(PERMISSIONS)
-    assert {**repository, **organization} == {p: level for p, (level, _) in PERMISSIONS.items()}
+    advisory = _readme_permissions("Repository permissions")
+    assert advisory == {p: level for p, (level, _) in BASE_PERMISSIONS.items()}
     events = re.findall(r"\*\*([A-Z][a-z]+(?: [a-z]+)*)\*\*", _readme_row("Subscribe to events"))
-    assert sorted(e.lower().replace(" ", "_") for e in events) == sorted(EVENTS)
+    assert sorted(e.lower().replace(" ", "_") for e in events) == sorted(
+        manifest("https://x.example/h")["default_events"]
+    )
+    for name, feature in FEATURES.items():
+        row = _readme_permissions(f"With `{name}`")
+        assert row == {p: level for p, (level, _) in feature.permissions.items()}, name
+        named = re.findall(
+            r"event \*\*([A-Z][a-z]+(?: [a-z]+)*)\*\*", _readme_row(f"With `{name}`")
+        )
+        assert sorted(e.lower().replace(" ", "_") for e in named) == sorted(feature.events)
+    assert set(permissions_for(FEATURES)) == set(PERMISSIONS)

@@ -40,7 +40,7 @@ CHANGE = {
     + '    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"\n',
     "vllm/v1/attention/backends/mla/fast_mla.py": BACKEND,
 }
-RULES = "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n"
+RULES = "extends: vllm\nfeatures:\n  dispatch: true\nchecks:\n  requirements:\n    enabled: false\n"
 SMOKE, BENCH = "v1-attention-b200", "prbot-attention-benchmark-b200"
 
 

@@ -14,33 +14,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot.cli.common import CliError
-
-# permission -> (level, why). Levels are GitHub's: read < write.
-PERMISSIONS: dict[str, tuple[str, str]] = {
-    "metadata": ("read", "every App has it; also the collaborator-permission lookup"),
-    "contents": ("read", "git fetch of refs/pull/N/head and the base branch into the mirror"),
-    "pull_requests": ("read", "the PR's current head for /recheck, the open-PR listing"),
-    "issues": ("write", "the sticky report comment, command replies and the 👀 reaction"),
-    "checks": ("write", "the prbot check run per head, with its annotations"),
-}
-# Used by features the basic flow of the manifest test does not drive; each names its user.
-PERMISSIONS.update(
-    {
-        "contents": ("write", "the 'Apply fix' button pushes the fix commit (bot/fixes/push.py)"),
-        "actions": ("write", "GPU jobs dispatched as workflow runs, and their runs read (bot/ci)"),
-        "members": ("read", "trust by team membership (bot/worker/ci/flow.py)"),
-    }
+from bot.core.features import (
+    FEATURES,
+    UnknownFeature,
+    events_for,
+    parse_features,
+    permissions_for,
 )
-USED_ELSEWHERE = {"contents": "write", "actions": "write", "members": "read"}
 
-# event -> why. installation and installation_repositories reach every App unasked.
-EVENTS: dict[str, str] = {
-    "pull_request": "a report per head: opened, synchronize, reopened, edited, closed",
-    "issue_comment": "commands such as /recheck and /prbot help",
-    "workflow_run": "results of GPU jobs dispatched to GitHub Actions",
-    "check_run": "GitHub's Re-run button and the 'Apply fix' button on prbot's check run",
-    "check_suite": "GitHub's Re-run all button",
-}
+# Every permission and event any feature needs (bot/core/features.py), for the call table
+# below; the manifest asks for those of the features switched on.
+PERMISSIONS: dict[str, tuple[str, str]] = permissions_for(FEATURES)
+EVENTS: dict[str, str] = events_for(FEATURES)
+# Needed by features (or reads) the basic flow of the manifest test does not drive.
+USED_ELSEWHERE = {"contents": "write", "actions": "write", "members": "read"}
 
 # What each REST call prbot makes needs, from GitHub's "permissions required for GitHub
 # Apps" pages: (method, path pattern, permission or None for App-JWT calls, level).
@@ -54,7 +41,7 @@ ENDPOINT_PERMISSIONS: list[tuple[str, str, str | None, str]] = [
     ("GET", r"/installation/repositories", "metadata", "read"),
     ("GET", r"/repos/[^/]+/[^/]+", "metadata", "read"),
     ("GET", r"/repos/[^/]+/[^/]+/collaborators/[^/]+/permission", "metadata", "read"),
-    ("GET", r"/repos/[^/]+/[^/]+/pulls(/\d+(/files)?)?", "pull_requests", "read"),
+    ("GET", r"/repos/[^/]+/[^/]+/pulls(/\d+(/files|/reviews)?)?", "pull_requests", "read"),
     ("POST", r"/graphql", "pull_requests", "read"),
     ("GET", r"/repos/[^/]+/[^/]+/issues/\d+(/comments)?", "issues", "read"),
     ("POST", r"/repos/[^/]+/[^/]+/issues/\d+/comments", "issues", "write"),
@@ -89,29 +76,49 @@ def manifest(
     homepage: str = "https://github.com/apps/prbot",
     redirect_url: str | None = None,
     public: bool = False,
+    features: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The manifest GitHub's "register from a manifest" flow takes."""
+    """The manifest GitHub's "register from a manifest" flow takes: advisory's permissions
+    and events, plus those of ``features``, and nothing more."""
+    permissions = permissions_for(features)
     body: dict[str, Any] = {
         "name": name,
         "url": homepage,
         "description": "One structured report per pull-request head.",
         "hook_attributes": {"url": webhook_url, "active": True},
         "public": public,
-        "default_permissions": {name: level for name, (level, _) in PERMISSIONS.items()},
-        "default_events": list(EVENTS),
+        "default_permissions": {name: level for name, (level, _) in permissions.items()},
+        "default_events": list(events_for(features)),
     }
     if redirect_url is not None:
         body["redirect_url"] = redirect_url
     return body
 
 
-def explained() -> str:
+def explained(features: tuple[str, ...] = ()) -> str:
     """The permissions and events with their reasons, as comment lines."""
-    lines = ["# permissions"]
-    lines += [f"#   {p}: {level:<5}  {why}" for p, (level, why) in PERMISSIONS.items()]
+    lines = [f"# features: {', '.join(features) or 'none (advisory)'}", "# permissions"]
+    lines += [
+        f"#   {p}: {level:<5}  {why}" for p, (level, why) in permissions_for(features).items()
+    ]
     lines += ["# events"]
-    lines += [f"#   {e}: {why}" for e, why in EVENTS.items()]
+    lines += [f"#   {e}: {why}" for e, why in events_for(features).items()]
     return "\n".join(lines)
+
+
+def features_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--features",
+        default="",
+        help=f"comma-separated: {','.join(FEATURES)} (default: none, advisory)",
+    )
+
+
+def chosen_features(args: argparse.Namespace) -> tuple[str, ...]:
+    try:
+        return parse_features(getattr(args, "features", ""))
+    except UnknownFeature as exc:
+        raise CliError(f"--features: {exc}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -124,13 +131,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--explain", action="store_true", help="print why each permission and event is needed"
     )
+    features_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     check_webhook_url(args.webhook_url)
+    features = chosen_features(args)
     if args.explain:
-        print(explained())
+        print(explained(features))
         return 0
-    print(json.dumps(manifest(args.webhook_url, name=args.name, homepage=args.homepage), indent=2))
+    body = manifest(args.webhook_url, name=args.name, homepage=args.homepage, features=features)
+    print(json.dumps(body, indent=2))
     return 0

@@ -59,6 +59,8 @@ BASE_FILES = {
     ),
     ".github/prbot.yml": (
         "extends: vllm\n"
+        "features:\n"
+        "  dispatch: true  # the demo dispatches to its local Buildkite; advisory is the default\n"
         "checks:\n"
         "  requirements:\n"
         "    resolve: false  # the demo stays offline; uv resolution is tested on local wheels\n"

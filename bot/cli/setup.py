@@ -26,7 +26,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from bot.cli.app_manifest import check_webhook_url, manifest
+from bot.cli.app_manifest import (
+    check_webhook_url,
+    chosen_features,
+    features_argument,
+    manifest,
+)
 from bot.cli.common import CliError, progress
 from bot.runtime.settings import DEFAULT_API_URL, ConfigError, load_private_key
 
@@ -190,11 +195,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=Path("prbot-app"), help="where to write")
     parser.add_argument("--port", type=int, default=0, help="local port (default: any free)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait")
+    features_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     check_webhook_url(args.webhook_url)
+    features = chosen_features(args)
     if args.org is not None and not re.fullmatch(r"[A-Za-z0-9-]{1,39}", args.org):
         raise CliError(f"--org is not an organization name: {args.org!r}")
     api_url = (os.environ.get("PRBOT_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
@@ -209,7 +216,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
     local = f"http://127.0.0.1:{server.server_address[1]}"
     flow = ManifestFlow(
-        app_manifest=manifest(args.webhook_url, name=args.name, redirect_url=f"{local}/callback"),
+        app_manifest=manifest(
+            args.webhook_url,
+            name=args.name,
+            redirect_url=f"{local}/callback",
+            features=features,
+        ),
         web_url=args.github_url,
         api_url=api_url,
         org=args.org,

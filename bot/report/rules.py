@@ -111,6 +111,24 @@ class TrustRules(BaseModel):
     ]
 
 
+class FeatureRules(BaseModel):
+    """What prbot may do beyond advisory (reading, commenting, its check run); each feature
+    needs the App permissions bot/core/features.py names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Dispatch the selected GPU jobs to the repository's CI (only what its own builds of the
+    # head did not run or schedule).
+    dispatch: bool = False
+    # Push the report's fix as one commit (the 'Apply fix' button, /prbot fix).
+    autofix: bool = False
+    # Jobs whose rules say `engine: actions` go to GitHub Actions (with dispatch).
+    actions: bool = False
+
+    def on(self) -> tuple[str, ...]:
+        return tuple(name for name in type(self).model_fields if getattr(self, name))
+
+
 @cache
 def rule_set_model() -> type[BaseModel]:
     """The root model: one field per registered check, plus commands and trust."""
@@ -132,6 +150,7 @@ def rule_set_model() -> type[BaseModel]:
         checks=(checks_model, Field(default_factory=checks_model)),
         commands=(CommandRules, Field(default_factory=CommandRules)),
         trust=(TrustRules, Field(default_factory=TrustRules)),
+        features=(FeatureRules, Field(default_factory=FeatureRules)),
     )
 
 

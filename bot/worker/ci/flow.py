@@ -22,13 +22,16 @@ from urllib.parse import quote
 import sqlalchemy as sa
 from github import GithubException
 
-from bot.engines.base import BuildRef, Engine, make_engine
+from bot.core.features import FEATURES
+from bot.engines.base import DISPATCH_META, BuildRef, Engine, EngineError, make_engine
 from bot.engines.buildkite_builds import BuildkiteBuilds
 from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
-from bot.jobs.selection import BENCHMARK
+from bot.jobs.repository_builds import SeenStep, steps_in_builds
+from bot.jobs.repository_builds import from_json as repository_from_json
+from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.local.git import GitError, run_git
 from bot.report.render import Report, render_markdown
 from bot.report.runner import decide_trust
@@ -51,6 +54,8 @@ log = logging.getLogger(__name__)
 
 TRUSTED_LEVELS = ("write", "maintain", "admin")
 DISPATCH_JOB = "jobs_dispatch"
+# Builds of one head: a handful in practice; 3 pages of 100 bound a pipeline gone wild.
+REPOSITORY_BUILD_PAGES = 3
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,43 @@ def report_context(
         "benchmark": rules.benchmark.model_dump(),
         "ci_signal": rules.ci_signal.model_dump(),
         "trusted_teams": list(rules.trusted_teams),
+        "features": list(ruleset.features.on()),
     }
+
+
+def features_of(context: Mapping[str, Any]) -> frozenset[str]:
+    """The features the head's rules switched on. A report kept before features existed was
+    made under rules that dispatched, so it keeps doing so."""
+    if "features" not in context:
+        return frozenset({"dispatch", "actions"})
+    return frozenset(str(f) for f in context.get("features") or [])
+
+
+def observe_repository_builds(
+    services: Services, head_sha: str, wanted: list[WantedJob]
+) -> tuple[dict[str, SeenStep], list[str]]:
+    """The selected smoke steps as the repository's own Buildkite builds of the head have
+    them, and one line for each reason they could not be read (never an error)."""
+    keys = [w.step_key for w in wanted if w.kind == GPU_SMOKE and w.step_key]
+    if not keys:
+        return {}, []
+    reader = BuildkiteBuilds.from_settings(services.settings)
+    if reader is None:
+        return {}, [
+            "the repository's own Buildkite builds of this head were not read: "
+            "PRBOT_BUILDKITE_* is not set (a token with read_builds is enough)"
+        ]
+    try:
+        listed = reader.builds_for_commit(head_sha, max_pages=REPOSITORY_BUILD_PAGES)
+    except EngineError as exc:
+        return {}, [f"the repository's own Buildkite builds of this head were not read: {exc}"]
+    notes = []
+    if listed.cut:
+        notes.append(
+            f"this head has more Buildkite builds than prbot reads; the newest "
+            f"{len(listed.builds)} were read"
+        )
+    return steps_in_builds(listed.builds, keys, own_meta=DISPATCH_META), notes
 
 
 def keep_report(db: sa.Engine, report: Report, context: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -235,6 +276,30 @@ def dispatch_head(
     if section is None or not section.findings:
         return None
     wanted = [WantedJob.from_finding(f) for f in section.findings]
+    features = features_of(context)
+    dispatching = "dispatch" in features
+    # The repository's own builds first: what they ran or scheduled is reported from them
+    # and never built a second time.
+    seen, notes = observe_repository_builds(services, head_sha, wanted)
+    store.save_full_report(
+        services.db,
+        repo,
+        number,
+        head_sha,
+        report_json,
+        {
+            **context,
+            "repository_builds": {k: v.to_json() for k, v in seen.items()},
+            "repository_notes": notes,
+        },
+    )
+    covered = {key for key, step in seen.items() if step.ran}
+    # An engine a feature is named after (GitHub Actions: `actions`) needs that feature on.
+    wanted = [w for w in wanted if w.engine not in FEATURES or w.engine in features]
+    wanted = [w for w in wanted if not (w.kind == GPU_SMOKE and w.step_key in covered)]
+    if not dispatching:
+        republish(services, repo, number, head_sha)
+        return Outcome()
     benchmark = context.get("benchmark") or {}
     head = Head(
         repo,
@@ -388,6 +453,9 @@ def republish(services: Services, repo: str, number: int, head_sha: str) -> bool
         factor=float(benchmark.get("factor", 0.05)),
         alpha=float(benchmark.get("alpha", 0.05)),
         fail_on=tuple((context.get("ci_signal") or {}).get("fail_on", ["new"])),
+        repository=repository_from_json(context.get("repository_builds") or {}),
+        notes=[str(n) for n in context.get("repository_notes") or []][:5],
+        dispatching="dispatch" in features_of(context),
     )
     html_base = str(context.get("html_base") or "https://github.com")
     markdown = render_markdown(report, html_base=html_base)

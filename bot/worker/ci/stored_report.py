@@ -17,6 +17,7 @@ from typing import Any
 from bot.core.sections import Section, Status
 from bot.jobs.progress import overlay
 from bot.jobs.records import JobRecord
+from bot.jobs.repository_builds import SeenStep, annotate
 from bot.report.render import Report
 
 JOBS_CHECK = "jobs"
@@ -84,12 +85,33 @@ def with_job_progress(
     factor: float = 0.05,
     alpha: float = 0.05,
     fail_on: Sequence[str] = ("new",),
+    repository: Mapping[str, SeenStep] | None = None,
+    notes: Sequence[str] = (),
+    dispatching: bool = True,
 ) -> Report:
-    """The report with its jobs section redrawn from the records; the rest as it was."""
+    """The report with its jobs section redrawn from the records and the repository's own
+    builds of the head (a source of their own, never prbot's results); the rest as it was."""
     sections = [
-        overlay(s, records, reused_base=reused_base, factor=factor, alpha=alpha, fail_on=fail_on)
+        annotate(
+            overlay(s, records, reused_base=reused_base, factor=factor, alpha=alpha, fail_on=fail_on),
+            repository or {},
+            notes,
+            dispatching=dispatching,
+        )
         if s.check == JOBS_CHECK
         else s
+        for s in report.sections
+    ]
+    return Report(report.repo, report.pr, report.head_sha, report.base_sha, sections)
+
+
+def as_advisory(report: Report, dispatching: bool) -> Report:
+    """The report as the check made it, with the jobs section saying when prbot dispatches
+    nothing here (before the repository's builds were read)."""
+    if dispatching:
+        return report
+    sections = [
+        annotate(s, {}, (), dispatching=False) if s.check == JOBS_CHECK else s
         for s in report.sections
     ]
     return Report(report.repo, report.pr, report.head_sha, report.base_sha, sections)

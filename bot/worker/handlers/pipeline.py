@@ -28,6 +28,7 @@ from bot.runtime.settings import UV_CACHE_DIR_NAME
 from bot.store import state
 from bot.store.open_prs import DatabaseIndex, record_diff
 from bot.worker.ci.flow import keep_report, queue_dispatch, report_context
+from bot.worker.ci.stored_report import as_advisory
 from bot.worker.handlers.context import HandlerContext
 from bot.worker.handlers.registry import on_job
 
@@ -93,9 +94,11 @@ class Pipeline:
         try:
             # The event's handler recorded the PR's text and state; its diff is known now.
             record_diff(self.engine, repo, number, snapshot.head_sha, snapshot.files)
-            report = self.check(snapshot, loaded)
+            checked = self.check(snapshot, loaded)
         finally:
             snapshot.close()
+        # Advisory (no features.dispatch): nothing waits for an approval prbot would act on.
+        report = as_advisory(checked, "dispatch" in loaded.ruleset.features.on())
         markdown = render_markdown(report, html_base=job.get("html_base") or "https://github.com")
         state.save_report(
             self.engine,
@@ -108,7 +111,7 @@ class Pipeline:
         )
         # The whole report is kept for the GPU jobs' results (bot/worker/ci/flow.py).
         context = report_context(job, pull, loaded.ruleset, mirror.path)
-        dispatch = keep_report(self.engine, report, context)
+        dispatch = keep_report(self.engine, checked, context)
         if publisher is None or client is None:
             log.info(
                 "dry run: report for %s#%s@%s stored, not published",

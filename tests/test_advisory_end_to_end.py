@@ -1,0 +1,174 @@
+"""prbot beside the repository's own CI, end to end with vLLM's rules over real HTTP (the local
+GitHub and Buildkite): advisory by default, the repository's own builds of a head reported as
+such, no second build of a step they ran, and no answer to vLLM's own commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.report.render import MARKER
+
+REPO = "acme/vllm-lite"
+STEPS = """
+group: Attention
+steps:
+- label: "(B200) V1 Attention"
+  key: v1-attention-b200
+  device: b200
+  source_file_dependencies: [vllm/v1/attention]
+- label: "(B200) Attention benchmarks smoke"
+  key: attention-benchmarks-smoke-b200
+  device: b200
+  source_file_dependencies: [vllm/v1/attention]
+"""
+REGISTRY = (
+    "from enum import Enum\n\n\nclass AttentionBackendEnum(Enum):\n"
+    '    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"\n'
+)
+CHANGE = {
+    "vllm/v1/attention/backends/flash_attn.py": (
+        "class FlashAttentionBackend:\n    @classmethod\n"
+        "    def supports_compute_capability(cls, capability) -> bool:\n"
+        "        return capability.major == 10\n"
+    ),
+}
+ADVISORY = "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n"
+DISPATCH = ADVISORY + "features:\n  dispatch: true\n"
+SMOKE, OTHER = "v1-attention-b200", "attention-benchmarks-smoke-b200"
+
+
+def make_stack(tmp_path, rules: str):
+    stack = LocalStack(tmp_path / "stack", default_rules="vllm", buildkite=True)
+    running = stack.__enter__()
+    running.github.create_repo(
+        REPO,
+        installation_id=INSTALLATION_ID,
+        files={
+            ".buildkite/test_areas/attention.yaml": STEPS,
+            "vllm/__init__.py": "",
+            "vllm/v1/attention/backends/registry.py": REGISTRY,
+            ".github/prbot.yml": rules,
+        },
+    )
+    running.github.set_permission(REPO, "maintainer", "write")
+    return stack, running
+
+
+@pytest.fixture
+def advisory(tmp_path):
+    stack, running = make_stack(tmp_path, ADVISORY)
+    yield running
+    stack.__exit__(None, None, None)
+
+
+@pytest.fixture
+def dispatching(tmp_path):
+    stack, running = make_stack(tmp_path, DISPATCH)
+    yield running
+    stack.__exit__(None, None, None)
+
+
+def open_pr(stack, association: str = "MEMBER", before=None) -> tuple[int, str]:
+    head = stack.github.commit(REPO, "flash", CHANGE, "FA on SM100")
+    if before is not None:
+        before(head)  # the repository's own CI builds the push first
+    pull = stack.github.open_pull_request(
+        REPO, head_branch="flash", title="FA", author="contributor", author_association=association
+    )
+    stack.deliver("pull_request", stack.github.pull_request_event(REPO, pull["number"], "opened"))
+    return pull["number"], head
+
+
+def comment(stack, number: int) -> str:
+    found = [c for c in stack.github.comments(REPO, number) if MARKER in c["body"]]
+    return found[0]["body"] if found else ""
+
+
+def prbot_builds(bk) -> list:
+    return [b for b in bk.builds.values() if (b.body.get("meta_data") or {}).get("prbot_dispatch")]
+
+
+def test_advisory_reports_the_repositorys_own_build_and_dispatches_nothing(advisory) -> None:
+    bk = advisory.buildkite
+    own: list[int] = []
+    number, _ = open_pr(
+        advisory,
+        before=lambda head: own.append(
+            bk.add_build(head, {SMOKE: "passed", "pre-commit": "passed"}, branch="flash")
+        ),
+    )
+    wait_for(lambda: "repository's build" in comment(advisory, number), what="the states")
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    assert f"repository's build #{own[0]}: [✅ passed]" in body
+    assert "the repository's own builds of this head: 1 passed" in body
+    assert "1 smoke step in no build yet" in body
+    assert "advisory: prbot dispatches nothing here" in body
+    assert "awaiting" not in body
+    assert bk.count_calls("POST", "/builds") == 0 and prbot_builds(bk) == []
+
+
+def test_a_maintainers_ci_run_is_vllms_and_makes_no_prbot_build(dispatching) -> None:
+    number, _ = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+
+    def bots() -> int:
+        return sum(c["user"]["type"] == "Bot" for c in dispatching.github.comments(REPO, number))
+
+    replies_before = bots()
+    for body in ("/ci run", "/amd-ci run", "/ci cancel"):
+        note = dispatching.github.add_user_comment(REPO, number, "maintainer", body)
+        event = dispatching.github.issue_comment_event(REPO, number, note)
+        dispatching.deliver("issue_comment", event)
+    wait_for(dispatching.idle, what="idle")
+    assert dispatching.buildkite.count_calls("POST", "/builds") == 0
+    assert bots() == replies_before == 1  # the report alone
+
+
+def test_dispatch_sends_only_the_step_no_build_of_the_head_ran(dispatching) -> None:
+    bk = dispatching.buildkite
+    number, head = open_pr(
+        dispatching, before=lambda head: bk.add_build(head, {SMOKE: "running"}, branch="flash")
+    )
+    wait_for(lambda: len(prbot_builds(bk)) == 1, what="prbot's build")
+    wait_for(dispatching.idle, what="idle")
+    (mine,) = prbot_builds(bk)
+    assert json.loads(mine.body["env"]["VLLM_CI_ONLY_STEP_KEYS"]) == [OTHER]
+    assert mine.body["commit"] == head
+    body = comment(dispatching, number)
+    assert "repository's build #1: [🏃 running]" in body
+    # Another event for the head (a /recheck) builds neither step again.
+    note = dispatching.github.add_user_comment(REPO, number, "maintainer", "/recheck")
+    dispatching.deliver("issue_comment", dispatching.github.issue_comment_event(REPO, number, note))
+    wait_for(lambda: "rocket" in dispatching.github.reactions(REPO, note["id"]), what="recheck")
+    wait_for(dispatching.idle, what="idle")
+    assert len(prbot_builds(bk)) == 1
+
+
+@pytest.mark.parametrize("status", [401, 404, 500])
+def test_a_buildkite_api_that_refuses_is_one_line_in_the_jobs_section(advisory, status) -> None:
+    advisory.buildkite.list_status = status
+    number, _ = open_pr(advisory)
+    wait_for(lambda: "were not read" in comment(advisory, number), what="the note")
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    [line] = [ln for ln in body.splitlines() if "were not read" in ln]
+    assert f"Buildkite answered {status}" in line
+    assert "GPU jobs" in body and "changed_files" not in body.split(MARKER)[0]
+
+
+def test_ten_thousand_builds_of_a_head_are_read_to_the_bound(advisory) -> None:
+    bk = advisory.buildkite
+
+    def flood(head: str) -> None:
+        for _ in range(10_000):
+            bk.add_build(head, {"pre-commit": "passed"}, branch="flash")
+
+    number, _ = open_pr(advisory, before=flood)
+    wait_for(lambda: "newest 300 were read" in comment(advisory, number), what="the note")
+    wait_for(advisory.idle, what="idle")
+    assert bk.count_calls("GET", "/builds") == 3
