@@ -25,7 +25,7 @@ FIXED = "# Modules\n\n- a.py\n- b.py\n"
 _names = itertools.count()
 
 
-def rules_yaml() -> str:
+def rules_yaml(autofix: bool = True) -> str:
     hook = {
         "name": "modules",
         "command": [sys.executable, "tools/gen.py"],
@@ -34,7 +34,8 @@ def rules_yaml() -> str:
         "tooling": ["tools/gen.py"],
         "timeout": 60,
     }
-    return json.dumps({"checks": {"generated_docs": {"hooks": [hook]}}})  # JSON is YAML
+    rules = {"features": {"autofix": autofix}, "checks": {"generated_docs": {"hooks": [hook]}}}
+    return json.dumps(rules)  # JSON is YAML
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,9 @@ def stack(tmp_path_factory):
         yield running
 
 
-def drifted_pr(stack, *, fork_owner=None, maintainer_can_modify=False, author="alice"):
+def drifted_pr(
+    stack, *, fork_owner=None, maintainer_can_modify=False, author="alice", autofix=True
+):
     """A PR adding pkg/b.py without regenerating docs/modules.md, reported; (repo, number,
     head, check run)."""
     repo = f"acme/autofix-{next(_names)}"
@@ -52,7 +55,7 @@ def drifted_pr(stack, *, fork_owner=None, maintainer_can_modify=False, author="a
         repo,
         installation_id=INSTALLATION_ID,
         files={
-            ".github/prbot.yml": rules_yaml(),
+            ".github/prbot.yml": rules_yaml(autofix),
             "tools/gen.py": GENERATOR,
             "pkg/a.py": "A = 1\n",
             "docs/modules.md": IN_SYNC,
@@ -122,6 +125,15 @@ def test_the_check_run_offers_the_fix_only_when_the_report_has_one(stack):
     stack.deliver("pull_request", gh.pull_request_event(repo, number, "opened"))
     synced = wait_for(lambda: completed_run(stack, repo, synced_head), what="check run")
     assert synced["actions"] == [] and synced_head != head
+
+
+def test_without_the_autofix_feature_there_is_no_button_and_no_push(stack):
+    repo, number, head, run = drifted_pr(stack, autofix=False)
+    assert run["actions"] == [] and run["conclusion"] == "failure"  # the drift is still said
+    comment_fix(stack, repo, number, "maintainer")
+    [reply] = replies(stack, repo, number)
+    assert "autofix is off here (features.autofix in the rules)" in reply
+    assert stack.github.repos[repo].pulls[number].head_sha == head  # nothing pushed
 
 
 def test_prbot_fix_pushes_one_commit_with_the_reports_patch_once(stack):

@@ -49,7 +49,7 @@ class PublishResult:
     reason: str = ""
 
 
-def check_run_fields(report: Report, markdown: str) -> dict:
+def check_run_fields(report: Report, markdown: str, *, autofix: bool = True) -> dict:
     """The check run's body. Every string in it is escaped as the comment is.
 
     GitHub renders ``output.summary`` and ``output.text`` as Markdown, so user text there could
@@ -58,9 +58,10 @@ def check_run_fields(report: Report, markdown: str) -> dict:
     title is counts only. Annotations go separately, 50 per update (:func:`annotation_batches`).
     Cuts keep folds and fences closed.
     """
-    # The "Apply fix" button, when the report holds a patch prbot can push (bot/fixes). An
-    # empty list takes a button off again (a re-run whose report has nothing to fix).
-    actions = [dict(FIX_ACTION)] if has_fix(report.to_json()) else []
+    # The "Apply fix" button, when the report holds a patch prbot can push (bot/fixes) and the
+    # rules switched autofix on. An empty list takes a button off again (a re-run whose
+    # report has nothing to fix).
+    actions = [dict(FIX_ACTION)] if autofix and has_fix(report.to_json()) else []
     return {
         "status": "completed",
         "conclusion": CONCLUSIONS[report.status],
@@ -95,12 +96,19 @@ def annotation_batches(report: Report) -> list[list[dict]]:
 
 class Publisher:
     def __init__(
-        self, engine: Engine, client: InstallationClient, bot_login: str, lock_dir: Path
+        self,
+        engine: Engine,
+        client: InstallationClient,
+        bot_login: str,
+        lock_dir: Path,
+        *,
+        autofix: bool = True,
     ) -> None:
         self.engine = engine
         self.client = client
         self.bot_login = bot_login
         self.lock_dir = lock_dir
+        self.autofix = autofix  # features.autofix: the check run's "Apply fix" button
 
     def start(self, repo: str, number: int, head_sha: str) -> int | None:
         """Mark the head's check run in progress (creating it the first time); None when a
@@ -173,7 +181,7 @@ class Publisher:
         return run_id
 
     def _check_run(self, repo: str, report: Report, markdown: str) -> int:
-        fields = check_run_fields(report, markdown)
+        fields = check_run_fields(report, markdown, autofix=self.autofix)
         sha = report.head_sha
         run_id = self._check_run_id(repo, sha, in_progress_fields(sha), update=False)
         # GitHub appends annotations on every update and never drops them, so each batch is

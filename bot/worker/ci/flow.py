@@ -142,7 +142,7 @@ def features_of(context: Mapping[str, Any]) -> frozenset[str]:
     """The features the head's rules switched on. A report kept before features existed was
     made under rules that dispatched, so it keeps doing so."""
     if "features" not in context:
-        return frozenset({"dispatch", "actions"})
+        return frozenset({"dispatch", "actions", "autofix"})
     return frozenset(str(f) for f in context.get("features") or [])
 
 
@@ -421,7 +421,7 @@ class JobsPublisher(Publisher):
     def _check_run(self, repo: str, report: Report, markdown: str) -> int:
         if not self.pending:
             return super()._check_run(repo, report, markdown)
-        fields = check_run_fields(report, markdown)
+        fields = check_run_fields(report, markdown, autofix=self.autofix)
         output = {**fields["output"], "title": "prbot: GPU jobs running"}
         return self._check_run_id(
             repo, report.head_sha, {"status": "in_progress", "output": output}, update=True
@@ -471,5 +471,6 @@ def republish(services: Services, repo: str, number: int, head_sha: str) -> bool
         services.bot_login,
         services.lock_dir,
         pending=bool(updated and updated.data.get("pending")),
+        autofix="autofix" in features_of(context),
     )
     return publisher.publish(repo, number, report, markdown).published

@@ -67,10 +67,18 @@ def enqueue_fix(
     return ctx.queue.enqueue("fix", job, dedupe_key=key)
 
 
+AUTOFIX_OFF = (
+    "autofix is off here (features.autofix in the rules), so prbot pushes nothing; "
+    "the report's patch can be applied by hand"
+)
+
+
 @on_command("fix")
 def fix_command(ctx: HandlerContext, call: CommandCall) -> None:
     kinds, problem = parse_kinds(call.argument)
     request = f"comment-{call.comment['id']}"
+    if "autofix" not in call.ruleset.features.on():
+        problem = AUTOFIX_OFF
     if problem is not None:
         key = f"fix_reply:{call.repo}#{call.number}:{request}"
         ctx.reply_once(
@@ -99,6 +107,8 @@ def on_fix_button(ctx: HandlerContext, event: Event) -> None:
         return
     if not ours(ctx, run.get("app")):
         return
+    if "autofix" not in ctx.rules_for(payload["repository"]).features.on():
+        return  # no button is offered then; a stale one pushes nothing
     requester = (payload.get("sender") or {}).get("login") or ""
     repo = payload["repository"]["full_name"]
     for number in pulls_for_head(ctx, repo, run["head_sha"], run.get("pull_requests") or []):

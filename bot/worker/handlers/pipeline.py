@@ -78,7 +78,6 @@ class Pipeline:
         if current is not None and current != pull["head_sha"]:
             log.info("%s#%s: %s superseded by %s", repo, number, pull["head_sha"][:12], current)
             return
-        publisher = self._publisher(client)
         mirror = RepoMirror(self.settings.data_dir, repo, job["clone_url"])
         token = client.token() if client is not None else None
         try:
@@ -86,12 +85,14 @@ class Pipeline:
         except StaleHead as exc:
             log.info("skipping: %s", exc)
             return
-        if publisher is not None:
-            # The check run shows "in progress" on the PR while the checks run; only once the
-            # head is fetched, since a head force-pushed away has no commit to attach it to.
-            publisher.start(repo, number, pull["head_sha"])
         snapshot, loaded = self.build_snapshot(mirror, repo, pull)
+        # The rules in force (the base's) say whether the check run offers "Apply fix".
+        publisher = self._publisher(client, "autofix" in loaded.ruleset.features.on())
         try:
+            if publisher is not None:
+                # The check run shows "in progress" while the checks run; only once the head
+                # is fetched, since a head force-pushed away has no commit to attach it to.
+                publisher.start(repo, number, pull["head_sha"])
             # The event's handler recorded the PR's text and state; its diff is known now.
             record_diff(self.engine, repo, number, snapshot.head_sha, snapshot.files)
             checked = self.check(snapshot, loaded)
@@ -133,11 +134,11 @@ class Pipeline:
         if job.get("comment_id"):
             client.add_reaction(repo, int(job["comment_id"]), "rocket")
 
-    def _publisher(self, client: InstallationClient | None) -> Publisher | None:
+    def _publisher(self, client: InstallationClient | None, autofix: bool) -> Publisher | None:
         if self.settings.dry_run or client is None or self.app is None:
             return None
         locks = self.settings.data_dir / "locks"
-        return Publisher(self.engine, client, self.app.bot_login(), locks)
+        return Publisher(self.engine, client, self.app.bot_login(), locks, autofix=autofix)
 
     def build_snapshot(
         self, mirror: RepoMirror, repo: str, pull: dict[str, Any]
