@@ -93,7 +93,9 @@ def with_job_progress(
     builds of the head (a source of their own, never prbot's results); the rest as it was."""
     sections = [
         annotate(
-            overlay(s, records, reused_base=reused_base, factor=factor, alpha=alpha, fail_on=fail_on),
+            overlay(
+                s, records, reused_base=reused_base, factor=factor, alpha=alpha, fail_on=fail_on
+            ),
             repository or {},
             notes,
             dispatching=dispatching,
