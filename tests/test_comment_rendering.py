@@ -136,3 +136,33 @@ def test_a_cut_report_keeps_every_fold_and_fence_closed(make_repo, tmp_path):
     assert len(markdown) <= MAX_COMMENT_CHARS
     _assert_renders_cleanly(markdown)
     assert "prbot check --format json" in markdown  # the reader is told where the rest is
+
+
+def test_an_integration_section_with_no_finding_has_no_empty_rules_line_nor_backticks():
+    from bot.report.render import Report, render_markdown
+
+    problems = {"problems": ["`vllm/a.py` does not parse (line 3)"]}
+    section = Section("integration", Status.WARN, "x", [], data=problems)
+    text = render_markdown(Report("o/r", 1, "a" * 40, "b" * 40, [section]))
+    assert "Rules:" not in text
+    assert "`vllm/a.py` does not parse (line 3)." in text and "\\`" not in text
+
+
+def test_buildkite_emoji_shortcodes_are_not_shown_as_text():
+    from bot.report.render import Report, render_markdown
+
+    job = {
+        "name": ":nvidia: (B200) V1 Attention",
+        "kind": "gpu_smoke",
+        "hardware": "b200-k8s",
+        "reason": "r",
+        "status": "selected",
+        "engine": "buildkite",
+        "url": None,
+        "step_key": "v1-attention-b200",
+        "backends": [],
+        "config": None,
+    }
+    section = Section("jobs", Status.PASS, "1 smoke test selected on b200-k8s", [job])
+    text = render_markdown(Report("o/r", 1, "a" * 40, "b" * 40, [section]))
+    assert "(B200) V1 Attention" in text and ":nvidia:" not in text

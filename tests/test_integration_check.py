@@ -379,7 +379,7 @@ def test_files_that_do_not_parse_are_reported_not_raised(git_repo, check_context
     assert ("TOKENSPEED_MLA", "the MLA decode benchmark config") not in {
         (f["symbol"], f["where"]) for f in section.findings
     }
-    assert section.summary.endswith("3 input problem(s) (not read in full)")
+    assert section.summary.endswith("3 input problems (not read in full)")
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
     assert "Input problems (nothing is claimed" in text
 

@@ -287,7 +287,7 @@ def test_files_over_the_readers_bound_are_problems_not_a_lost_section(git_repo, 
     problems = section.data["problems"]
     assert any(p.startswith("`vllm/huge.py`") for p in problems)
     assert any(p.startswith("`docker/Dockerfile`") for p in problems)
-    assert section.summary.endswith("input problem(s) (not read in full)")
+    assert section.summary.endswith("input problems (not read in full)")
 
 
 # Shaped like vLLM 0.33's vllm/distributed/weight_transfer/m2n_common.py.

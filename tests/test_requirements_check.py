@@ -183,7 +183,7 @@ def test_watched_file_reaches_every_cell(tmp_path, vllm_like, wheels):
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
     assert "| Platform |" not in text and "<details><summary>`cuda`" not in text
     assert (
-        f"{len(section.findings)} cell(s) with no package change, affected only because"
+        f"{len(section.findings)} cells with no package change, affected only because"
         " `setup.py` changed: `cuda` / x86\\_64, aarch64 · `rocm` / x86\\_64"
     ) in text
 
@@ -197,7 +197,7 @@ def test_a_watched_file_and_a_real_change_fold_only_the_empty_cells(tmp_path, vl
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
     assert "| `rocm` | x86\\_64 | 0 | 0 | 1 |" in text
     assert "| `cuda` |" not in text
-    assert f"{len(section.findings) - 1} cell(s) with no package change" in text
+    assert f"{len(section.findings) - 1} cells with no package change" in text
 
 
 def test_an_unreachable_index_is_never_a_pass(tmp_path, vllm_like, wheels):

@@ -70,7 +70,8 @@ def test_kv_connectors_change_is_listed_with_what_installs_it(tmp_path, make_rep
         "In no declared set: <code>requirements/kv_connectors.txt</code>: "
         "0 added, 1 removed, 1 changed" in text
     )
-    assert "- reached by: named in docker/Dockerfile" in text
+    # Its own line: trim_blocks once glued the first change to this bullet.
+    assert "- reached by: named in docker/Dockerfile\n- removed `nixl-cu12" in text
     assert "changed `nixl[cu13]<=0.10.1,>=0.7.1` → `nixl>=1.1.0`" in text
 
 

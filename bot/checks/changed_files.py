@@ -48,7 +48,8 @@ def run(snapshot: Snapshot, rules: ChangedFilesRules, context: CheckContext) -> 
     additions = sum(f.additions for f in snapshot.files)
     deletions = sum(f.deletions for f in snapshot.files)
     names = ", ".join(f"{a['name']} ({len(a['files'])})" for a in areas)
-    summary = f"{len(snapshot.files)} files, +{additions}/−{deletions}: {names}"
+    count = len(snapshot.files)
+    summary = f"{count} file{'s' if count != 1 else ''}, +{additions}/−{deletions}: {names}"
     flagged = [a["name"] for a in areas if a["name"] in rules.warn_on]
     status = Status.WARN if flagged else Status.PASS
     if flagged:

@@ -100,7 +100,8 @@ def summarize(outcome: Outcome) -> str:
         names = join_limited(optional, SUMMARY_SYMBOLS)
         parts.append(f"optional imports not declared: {names}")
     if outcome.problems:
-        parts.append(f"{len(outcome.problems)} input problem(s) (not read in full)")
+        count = len(outcome.problems)
+        parts.append(f"{count} input problem{'s' if count != 1 else ''} (not read in full)")
     return "; ".join(parts)
 
 

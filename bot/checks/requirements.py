@@ -164,11 +164,13 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
         parts.append("already failing at base on " + ", ".join(_labels(inherited)))
     if broken:
         problems = {p.location() for r in broken for p in r.new_problems}
-        parts.append(f"{len(problems)} error(s) in requirement files")
+        parts.append(
+            f"{len(problems)} error{'s' if len(problems) != 1 else ''} in requirement files"
+        )
     if conflicts:
-        parts.append(f"{len(conflicts)} inconsistent pin(s)")
+        parts.append(f"{len(conflicts)} inconsistent pin{'s' if len(conflicts) != 1 else ''}")
     if stale:
-        parts.append(f"stale compiled file(s): {', '.join(stale)}")
+        parts.append(f"stale compiled file{'s' if len(stale) != 1 else ''}: {', '.join(stale)}")
     if maybe_stale:
         parts.append(f"may be stale: {', '.join(maybe_stale)}")
     ok = [r for r in rows if r.resolution and r.resolution.status == "ok"]
@@ -211,7 +213,8 @@ def _unresolved_reasons(rows: list[Row]) -> str:
         return next(iter(by_reason))
     shown = [f"{n}: {reason}" for reason, n in list(by_reason.items())[:3]]
     if len(by_reason) > 3:
-        shown.append(f"{len(by_reason) - 3} more reason(s)")
+        more = len(by_reason) - 3
+        shown.append(f"{more} more reason{'s' if more != 1 else ''}")
     return "; ".join(shown)
 
 

@@ -92,12 +92,29 @@ def template_environment() -> Environment:
     env.filters["code"] = code_span
     env.filters["codeblock"] = code_block
     env.filters["text"] = escape_text
+    env.filters["spans"] = text_with_spans
     # Inside a one-line <summary> GitHub parses no Markdown: these escape HTML only.
     env.filters["html"] = html_text
     env.filters["html_code"] = html_code
     env.filters["short_sha"] = lambda sha: (sha or "")[:7]
     env.globals["status_icon"] = status_icon
     return env
+
+
+# Buildkite's emoji (":nvidia:", ":rocm:") are no GitHub emoji: in a comment they are text.
+_SHORTCODE = re.compile(r":[a-z0-9_+-]+:\s*")
+
+
+def text_with_spans(value: Any) -> Markup:
+    """Plain text whose `quoted` parts (paths in problems: "`a.py` does not parse") become
+    code spans instead of escaped, literal backticks; everything else is escaped text."""
+    text = _SHORTCODE.sub("", str(value)).strip() or str(value)
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: all of it is text
+        return escape_text(text)
+    return Markup("").join(
+        code_span(part) if index % 2 else escape_text(part) for index, part in enumerate(parts)
+    )
 
 
 STATUS_ICONS = {
