@@ -197,3 +197,22 @@ def test_a_paths_only_open_pr_sharing_one_file_is_overlap_with_the_file_named(
     assert 23 not in [f["number"] for f in section.findings]  # a hot file only
     text = render_markdown(Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section]))
     assert "Overlapping work" in text and "selector.py" in text
+
+
+def test_a_merged_pr_doing_the_same_work_is_its_own_tier(tmp_path, check_context) -> None:
+    files = [{"path": REGISTRY, "additions": 1, "deletions": 0, "patch": PATCH}]
+    records = [
+        {"number": 7, "title": "Add TokenSpeed MLA backend", "author": "u7", "files": files}
+        | {"state": "closed", "merged_at": "2026-03-01T10:00:00Z"},
+        {"number": 8, "title": "Tidy the scheduler", "author": "u8"},
+    ]
+    index = load_index_from_export(write_export(tmp_path / "p.jsonl", records))
+    check_context = replace(check_context, open_prs=index)
+    ruleset = rules.load_builtin("default")
+    snapshot = _snapshot("Add TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
+    section = get_check("duplicates").run(snapshot, ruleset.checks.duplicates, check_context)
+    [closed] = [f for f in section.findings if f["tier"] == "recently_closed"]
+    assert closed["number"] == 7 and closed["state"] == "merged"
+    assert "already merged: #7" in section.summary
+    text = render_markdown(Report("vllm-project/vllm", 100, "b" * 40, "a" * 40, [section]))
+    assert "**#7** (merged)" in text

@@ -8,7 +8,7 @@ import pytest
 
 from bot.duplicates.embeddings import pack
 from bot.duplicates.features import build_features
-from bot.duplicates.index import NEAREST_FILL, SCORED_PER_QUERY, MemoryIndex
+from bot.duplicates.index import CLOSED_KEEP, NEAREST_FILL, SCORED_PER_QUERY, MemoryIndex
 from bot.duplicates.records import FileChange
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
@@ -440,3 +440,41 @@ def test_a_tracking_issue_many_prs_mention_is_not_cited() -> None:
         _pr(2, "Loader fix", "See #77"), ScoringConfig(min_score=0.0)
     ).candidates
     assert "both mention #77" in _evidence(candidate)
+
+
+def test_a_merged_pr_that_did_the_same_work_is_listed_in_its_own_tier() -> None:
+    merged = _backend_pr(1, "Add TokenSpeed MLA backend", "TOKENSPEED_MLA")
+    merged.state = "merged"
+    index = MemoryIndex(
+        [_backend_pr(3, "Add FlashInfer sparse MLA backend", "FLASHINFER_MLA_SPARSE")], [merged]
+    )
+    result = index.query(
+        _backend_pr(5, "TokenSpeed MLA attention", "TOKENSPEED_MLA"), ScoringConfig()
+    )
+    assert [c.number for c in result.closed] == [1]
+    assert result.closed[0].state == "merged" and result.closed[0].to_json()["state"] == "merged"
+    assert 1 not in [c.number for c in result.candidates]
+    # Reopened: back among the open PRs, out of the closed tier.
+    index.add(_backend_pr(1, "Add TokenSpeed MLA backend", "TOKENSPEED_MLA"))
+    again = index.query(
+        _backend_pr(5, "TokenSpeed MLA attention", "TOKENSPEED_MLA"), ScoringConfig()
+    )
+    assert again.closed == [] and again.candidates[0].number == 1
+
+
+def test_the_closed_tier_is_bounded_and_recent() -> None:
+    index = MemoryIndex()
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    for n in range(1, CLOSED_KEEP + 11):
+        pr = _pr(n, f"Tune {_word(n)}", "")
+        pr.closed_at = start + timedelta(hours=n)
+        index.add_closed(pr)
+    assert index.recently_closed is not None and len(index.recently_closed) == CLOSED_KEEP
+    assert min(index.recently_closed.docs) == 11  # the longest closed left first
+    old = _pr(1, "Raise on a missing cable adapter", "")
+    old.closed_at = start + timedelta(days=30)  # the most recently closed: kept
+    index.add_closed(old)
+    late = _pr(900, "Raise on a missing cable adapter", "", created_at=start + timedelta(days=430))
+    assert index.query(late, ScoringConfig()).closed == []  # closed too long before
+    soon = _pr(901, "Raise on a missing cable adapter", "", created_at=start + timedelta(days=33))
+    assert [c.number for c in index.query(soon, ScoringConfig()).closed] == [1]

@@ -4,6 +4,7 @@ sync. Reconcile against the test server is in tests/test_reconcile.py."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from duplicates_helpers import PATCH, REGISTRY, REPO, tiny_model_files
 
 from bot.core.snapshot import ChangedFile
@@ -12,6 +13,7 @@ from bot.duplicates.embeddings import Embedder, ModelFiles
 from bot.duplicates.features import build_features
 from bot.duplicates.records import FileChange, PRRow
 from bot.duplicates.scoring import ScoringConfig
+from bot.store import open_prs as open_prs_store
 from bot.store.open_prs import (
     DatabaseIndex,
     apply_pull_request_event,
@@ -19,6 +21,7 @@ from bot.store.open_prs import (
     record_diff,
     write_row,
 )
+from bot.store.schema import open_prs as open_prs_table
 
 
 def _payload(number: int, action: str, *, title: str, updated: str, sha: str = "s", **pr) -> dict:
@@ -164,3 +167,28 @@ def test_rows_carry_the_text_embedding_and_an_unchanged_text_keeps_its_own(
         engine, _payload(1, "edited", title="Add docs for routing", updated="3"), None
     )
     assert stored(1) != first and embedded[-1] == "Add docs for routing"
+
+
+def test_a_closed_event_keeps_the_pr_in_the_closed_tier_with_its_outcome(
+    engine, monkeypatch
+) -> None:
+    files = [ChangedFile(REGISTRY, additions=1, patch=PATCH)]
+    opened = _payload(1, "opened", title="Add TokenSpeed MLA backend", updated="1")
+    apply_pull_request_event(engine, opened, files)
+    closed = _payload(1, "closed", title="Add TokenSpeed MLA backend", updated="2")
+    closed["pull_request"] |= {"merged": True, "closed_at": "2026-03-02T10:00:00Z"}
+    apply_pull_request_event(engine, closed, None)
+    assert open_pr_count(engine, REPO) == 0
+    result = _query(engine, "TokenSpeed MLA backend", [ChangedFile(REGISTRY, patch=PATCH)])
+    assert result.candidates == []
+    assert [(c.number, c.state) for c in result.closed] == [(1, "merged")]
+
+    # Bounded: past the keep, the longest-closed rows leave the database.
+    monkeypatch.setattr(open_prs_store, "CLOSED_KEEP", 3)
+    for n in range(2, 7):
+        apply_pull_request_event(engine, _payload(n, "closed", title=f"Old {n}", updated="3"), None)
+    with engine.connect() as connection:
+        kept = connection.execute(
+            sa.select(open_prs_table.c.number).where(open_prs_table.c.state == "closed")
+        )
+        assert sorted(n for (n,) in kept) == [4, 5, 6]

@@ -42,6 +42,10 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
         summary = f"no likely duplicates or overlapping work; {len(related)} related open PRs"
     else:
         summary = f"no likely duplicates or overlapping work among {result.searched} open PRs"
+    if result.closed:
+        merged = [c for c in result.closed if c.state == "merged"]
+        named = ", ".join(f"#{c.number}" for c in (merged or result.closed))
+        summary += f"; already merged: {named}" if merged else f"; closed before: {named}"
     if result.stacked:
         summary += f"; same author: {', '.join(f'#{n}' for n in result.stacked[:5])} (stacked)"
     status = Status.WARN if likely else Status.PASS
@@ -55,12 +59,25 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
         }
         for c in likely + overlap + related
     ]
+    closed_rows = [
+        {
+            "number": c.number,
+            "title": c.title,
+            "score": c.score,
+            "tier": CLOSED_TIER,
+            "state": c.state,
+            "evidence": c.evidence,
+        }
+        for c in result.closed
+    ]
+    closed_findings = [{**c.to_json(), "tier": CLOSED_TIER} for c in result.closed]
     return Section(
         "duplicates",
         status,
         summary,
-        findings=[c.to_json() for c in likely + overlap + related],
+        findings=[c.to_json() for c in likely + overlap + related] + closed_findings,
         data={
+            "closed": closed_rows,
             "likely": rows[: len(likely)],
             "overlap": rows[len(likely) : len(likely) + len(overlap)],
             "related": rows[len(likely) + len(overlap) :],
@@ -70,6 +87,11 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
             "searched": result.searched,
         },
     )
+
+
+# The tier of recently merged or closed PRs that did the same work (findings carry ``state``:
+# "merged" or "closed").
+CLOSED_TIER = "recently_closed"
 
 
 def _shares_code(candidate: Candidate) -> bool:

@@ -70,13 +70,18 @@ def load_export(path: str | Path, on_problem: ProblemSink = _stderr) -> list[PRR
 
 
 def index_from_records(records: list[PRRecord], *, open_only: bool = True) -> MemoryIndex:
-    """An index of the records; by default only open ones (closed work competes with nothing).
+    """An index of the records; by default the open ones, with closed and merged ones in the
+    closed tier (compared, listed apart, never ranked among open work).
 
     ``prbot duplicates`` ranks every PR in the file against every other, whatever its state.
     """
-    kept = [r for r in records if not open_only or r.state.lower() in ("open", "")]
-    vectors = embed_texts([(r.title, r.body) for r in kept])
-    return MemoryIndex(features_from_record(r, v) for r, v in zip(kept, vectors, strict=True))
+    vectors = embed_texts([(r.title, r.body) for r in records])
+    features = [features_from_record(r, v) for r, v in zip(records, vectors, strict=True)]
+    if not open_only:
+        return MemoryIndex(features)
+    return MemoryIndex(
+        [f for f in features if f.state == "open"], [f for f in features if f.state != "open"]
+    )
 
 
 def load_index_from_export(path: str | Path, on_problem: ProblemSink = _stderr) -> MemoryIndex:

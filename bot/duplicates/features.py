@@ -78,6 +78,9 @@ class PRFeatures:
     code_terms: Counter[str] = field(default_factory=Counter)
     # The text's sentence embedding, packed (bot.duplicates.embeddings); "" without the extra.
     embedding: str = ""
+    # "open", "merged" or "closed" (unmerged), and when a closed PR closed.
+    state: str = "open"
+    closed_at: datetime | None = None
     # Scoring's cache of vector norms: kind -> (index size when computed, norm).
     norms: dict[str, tuple[int, float]] = field(default_factory=dict, compare=False, repr=False)
     _vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
@@ -122,6 +125,8 @@ class PRFeatures:
             "title_terms": dict(self.title_terms),
             "code_terms": dict(self.code_terms),
             **({"embedding": self.embedding} if self.embedding else {}),
+            **({"state": self.state} if self.state != "open" else {}),
+            **({"closed_at": self.closed_at.isoformat()} if self.closed_at else {}),
         }
 
     @classmethod
@@ -146,6 +151,8 @@ class PRFeatures:
             title_terms=Counter(data.get("title_terms") or {}),
             code_terms=Counter(data.get("code_terms") or {}),
             embedding=data.get("embedding") if isinstance(data.get("embedding"), str) else "",
+            state=data.get("state") if data.get("state") in ("merged", "closed") else "open",
+            closed_at=parse_time(data.get("closed_at")),
         )
 
 
@@ -215,8 +222,15 @@ def build_features(
     )
 
 
+def closed_state(state: str, merged: bool) -> str:
+    """``open``, ``merged`` or ``closed`` from a record's or row's state and merge flag."""
+    if merged:
+        return "merged"
+    return "open" if (state or "open").lower() == "open" else "closed"
+
+
 def features_from_record(record: PRRecord, embedding: str = "") -> PRFeatures:
-    return build_features(
+    features = build_features(
         record.number,
         title=record.title,
         body=record.body,
@@ -227,6 +241,9 @@ def features_from_record(record: PRRecord, embedding: str = "") -> PRFeatures:
         commits=record.commits,
         embedding=embedding,
     )
+    features.state = closed_state(record.state, record.merged)
+    features.closed_at = record.closed_at
+    return features
 
 
 def features_from_snapshot(snapshot: Snapshot) -> PRFeatures:

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from bot.duplicates.features import PRFeatures, is_bot
 from bot.duplicates.scoring import (
+    LIKELY_DUPLICATE,
     Candidate,
     PreparedQuery,
     ScoringConfig,
@@ -41,11 +42,21 @@ MIN_KEY_LIMIT = 50
 NUMBER_PER_DAY = 30
 
 
+# Closed and merged PRs kept for comparison (a new PR redoing what a merged one did): at most
+# this many per repository, the most recently closed; listed only as likely duplicates closed
+# within CLOSED_DAYS of the queried PR's opening, at most CLOSED_TOP of them.
+CLOSED_KEEP = 200
+CLOSED_DAYS = 90
+CLOSED_TOP = 3
+
+
 @dataclass
 class QueryResult:
     """What the index says about one PR: ranked candidates plus PRs excluded on purpose."""
 
     candidates: list[Candidate] = field(default_factory=list)
+    # Recently merged or closed PRs that did the same work (their own tier).
+    closed: list[Candidate] = field(default_factory=list)
     stacked: list[int] = field(default_factory=list)  # same author: stacked, not duplicates
     shared_commits: list[int] = field(default_factory=list)
     searched: int = 0
@@ -62,8 +73,10 @@ class OpenPRIndex(Protocol):
 class MemoryIndex:
     """All open PRs of one repository, in memory. Add, replace and remove are incremental."""
 
-    def __init__(self, items: Iterable[PRFeatures] = ()) -> None:
+    def __init__(self, items: Iterable[PRFeatures] = (), closed: Iterable[PRFeatures] = ()) -> None:
         self.docs: dict[int, PRFeatures] = {}
+        # The recently closed PRs, an index of their own (own word statistics, bounded).
+        self.recently_closed: MemoryIndex | None = None
         self._terms: defaultdict[str, set[int]] = defaultdict(set)
         self._paths: defaultdict[str, set[int]] = defaultdict(set)
         self._identifiers: defaultdict[str, set[int]] = defaultdict(set)
@@ -74,6 +87,8 @@ class MemoryIndex:
         self._external: defaultdict[int, set[int]] = defaultdict(set)
         for features in items:
             self.add(features)
+        for features in closed:
+            self.add_closed(features)
 
     # -- corpus statistics (scoring.CorpusStats) --------------------------------------------
     @property
@@ -122,8 +137,11 @@ class MemoryIndex:
         yield self._external, features.external
 
     def add(self, features: PRFeatures) -> None:
-        """Index a PR head; a PR already indexed is replaced."""
+        """Index a PR head; a PR already indexed is replaced (a reopened one leaves the
+        closed tier)."""
         self.remove(features.number)
+        if self.recently_closed is not None:
+            self.recently_closed.remove(features.number)
         self.docs[features.number] = features
         for table, keys in self._keys(features):
             for key in keys:
@@ -140,6 +158,19 @@ class MemoryIndex:
                     postings.discard(number)
                     if not postings:
                         del table[key]
+
+    def add_closed(self, features: PRFeatures) -> None:
+        """Move a PR to the closed tier; past CLOSED_KEEP the longest-closed one leaves."""
+        self.remove(features.number)
+        if features.state == "open":
+            features.state = "closed"
+        if self.recently_closed is None:
+            self.recently_closed = MemoryIndex()
+        closed = self.recently_closed
+        closed.add(features)
+        if len(closed) > CLOSED_KEEP:
+            oldest = min(closed.docs.values(), key=_closed_order)
+            closed.remove(oldest.number)
 
     def get(self, number: int) -> PRFeatures | None:
         return self.docs.get(number)
@@ -265,10 +296,36 @@ class MemoryIndex:
         result.candidates = scored[:top]
         result.stacked.sort()
         result.shared_commits.sort()
+        if self.recently_closed:
+            result.closed = self._closed_duplicates(features, config)
         return result
+
+    def _closed_duplicates(self, features: PRFeatures, config: ScoringConfig) -> list[Candidate]:
+        assert self.recently_closed is not None
+        found = self.recently_closed.query(features, config, top=CLOSED_TOP * 4).candidates
+        out = []
+        for candidate in found:
+            other = self.recently_closed.docs[candidate.number]
+            if candidate.tier != LIKELY_DUPLICATE or not _recent(other, features):
+                continue
+            candidate.state = other.state
+            out.append(candidate)
+        return out[:CLOSED_TOP]
 
 
 def _share_commits(a: PRFeatures, b: PRFeatures) -> bool:
     if a.head_sha and a.head_sha == b.head_sha:
         return True
     return bool(a.commits and b.commits and set(a.commits) & set(b.commits))
+
+
+def _closed_order(features: PRFeatures) -> tuple[float, int]:
+    when = features.closed_at or features.created_at
+    return (when.timestamp() if when else float("-inf"), features.number)
+
+
+def _recent(closed: PRFeatures, query: PRFeatures) -> bool:
+    """Closed within CLOSED_DAYS of the query's opening (unknown dates: kept)."""
+    if closed.closed_at is None or query.created_at is None:
+        return True
+    return (query.created_at - closed.closed_at).total_seconds() <= CLOSED_DAYS * 86_400

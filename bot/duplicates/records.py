@@ -56,6 +56,9 @@ class PRRecord:
     head_sha: str = ""
     files: list[FileChange] | None = None
     commits: list[str] = field(default_factory=list)
+    # A closed PR's outcome, when the export says (``merged`` / ``merged_at``, ``closed_at``).
+    merged: bool = False
+    closed_at: datetime | None = None
     # Set by the parser when the record had to be trimmed or repaired.
     problems: list[str] = field(default_factory=list)
 
@@ -157,16 +160,20 @@ def record_from_dict(data: Any) -> PRRecord:
     created_at = parse_time(data.get("created_at"))
     if created_at is None and data.get("created_at") not in (None, ""):
         problems.append("created_at is not an ISO 8601 time; ignored")
+    state = data.get("state") if isinstance(data.get("state"), str) else "open"
+    merged = data.get("merged") is True or bool(data.get("merged_at")) or state == "merged"
     return PRRecord(
         number=number,
         title=title,
         body=body,
         author=author if isinstance(author, str) else "",
         created_at=created_at,
-        state=data.get("state") if isinstance(data.get("state"), str) else "open",
+        state=state,
         head_sha=head_sha if isinstance(head_sha, str) else "",
         files=_files(data.get("files"), problems),
         commits=[c for c in commits if isinstance(c, str)] if isinstance(commits, list) else [],
+        merged=merged,
+        closed_at=parse_time(data.get("closed_at")),
         problems=problems,
     )
 
@@ -193,6 +200,9 @@ class PRRow:
     head_sha: str
     files: list[FileChange] | None
     patches_known: bool
+    # For a closed PR: whether it was merged, and when it closed (GitHub's ``closed_at``).
+    merged: bool = False
+    closed_at: str | None = None
 
 
 def _clip(value: Any, limit: int) -> str:
@@ -248,4 +258,6 @@ def row_from_event(payload: Any, files: list[Any] | None) -> PRRow | None:
         head_sha=_clip(_member(pr, "head").get("sha"), 64),
         files=changes,
         patches_known=changes is not None,
+        merged=state == CLOSED and (pr.get("merged") is True or bool(pr.get("merged_at"))),
+        closed_at=_clip(pr.get("closed_at"), 40) or None if state == CLOSED else None,
     )

@@ -120,14 +120,19 @@ class Candidate:
     signals: dict[str, float] = field(default_factory=dict)
     # The model's score before an overlap's cap; breaks ties in ranking.
     raw_score: float = 0.0
+    # "open", or for the closed tier "merged" / "closed".
+    state: str = "open"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "number": self.number,
             "score": round(self.score, 3),
             "tier": self.tier,
             "evidence": [str(e) for e in self.evidence],
         }
+        if self.state != "open":
+            out["state"] = self.state
+        return out
 
 
 def path_weight(path: str, stats: CorpusStats, config: ScoringConfig) -> float:

@@ -14,8 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from bot.duplicates.embeddings import embed_texts
-from bot.duplicates.features import PRFeatures, build_features
-from bot.duplicates.index import MemoryIndex, QueryResult
+from bot.duplicates.features import PRFeatures, build_features, closed_state
+from bot.duplicates.index import CLOSED_KEEP, MemoryIndex, QueryResult
 from bot.duplicates.reconcile import StoredPR
 from bot.duplicates.records import CLOSED, OPEN, PRRow, file_changes, parse_time, row_from_event
 from bot.duplicates.scoring import ScoringConfig
@@ -67,6 +67,8 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
         if isinstance(stored_embedding, str) and stored_embedding
         else embed_texts([(row.title, row.body)])[0],
     )
+    features.state = closed_state(row.state, row.merged)
+    features.closed_at = parse_time(row.closed_at)
     files_known, patches_known = row.files is not None, row.patches_known
     if row.files is None and existing is not None and existing.head_sha == row.head_sha:
         kept = PRFeatures.from_json(existing.features)
@@ -92,7 +94,30 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
         .values(repo=row.repo, number=row.number, **values)
         .on_conflict_do_update(index_elements=["repo", "number"], set_=values)
     )
+    if row.state == CLOSED:
+        prune_closed(connection, row.repo)
     return True
+
+
+def prune_closed(connection: sa.Connection, repo: str) -> int:
+    """Keep the CLOSED_KEEP most recently closed rows of ``repo``; delete the rest."""
+    keep = (
+        sa.select(open_prs.c.number)
+        .where(open_prs.c.repo == repo, open_prs.c.state == CLOSED)
+        .order_by(open_prs.c.seq.desc())
+        .limit(CLOSED_KEEP)
+    )
+    kept = [n for (n,) in connection.execute(keep)]
+    if len(kept) < CLOSED_KEEP:
+        return 0
+    result = connection.execute(
+        sa.delete(open_prs).where(
+            open_prs.c.repo == repo,
+            open_prs.c.state == CLOSED,
+            open_prs.c.number.not_in(kept),
+        )
+    )
+    return result.rowcount or 0
 
 
 def _late_diff(connection: sa.Connection, existing: sa.Row, row: PRRow) -> bool:
@@ -130,6 +155,8 @@ def mark_closed(connection: sa.Connection, repo: str, numbers: list[int]) -> int
             .values(state=CLOSED, seq=seq)
         )
         closed += result.rowcount or 0
+    if numbers:
+        prune_closed(connection, repo)
     return closed
 
 
@@ -224,11 +251,12 @@ class DatabaseIndex:
                 .where(open_prs.c.repo == self.repo, open_prs.c.seq > mirror.generation)
                 .order_by(open_prs.c.seq)
             )
-            for number, state, features in rows:
+            for _number, state, features in rows:
                 if state == OPEN:
                     mirror.index.add(PRFeatures.from_json(features))
                 else:
-                    mirror.index.remove(number)
+                    # Closed and merged PRs stay comparable, in a bounded tier of their own.
+                    mirror.index.add_closed(PRFeatures.from_json(features))
             mirror.generation = generation
             return mirror.index
 
