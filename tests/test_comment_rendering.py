@@ -166,3 +166,33 @@ def test_buildkite_emoji_shortcodes_are_not_shown_as_text():
     section = Section("jobs", Status.PASS, "1 smoke test selected on b200-k8s", [job])
     text = render_markdown(Report("o/r", 1, "a" * 40, "b" * 40, [section]))
     assert "(B200) V1 Attention" in text and ":nvidia:" not in text
+
+
+INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+)
+
+
+def test_bidi_and_control_characters_reach_github_as_code_points(tmp_path):
+    # On main a file named with U+202E (shown reversed) and a title with BEL and ESC reached
+    # the comment and the check run's text raw (issue 21, item 13).
+    from invariant_helpers import REPO, report_comments
+
+    from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+
+    evil = "widgets/evil\u202etxt.py"
+    with LocalStack(tmp_path / "stack") as stack:
+        gh = stack.github
+        gh.create_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
+        gh.commit(REPO, "feature", {evil: "x = 1\n", "b\u200bc\x07.py": "y = 2\n"}, "add")
+        number = gh.open_pull_request(
+            REPO, head_branch="feature", title="Odd \x1b[31mnames", body="b", author="alice"
+        )["number"]
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        [comment] = wait_for(lambda: report_comments(gh, number), what="the report")
+        wait_for(stack.idle, what="idle queue")
+        [run] = gh.check_runs(REPO)
+    output = run["output"]
+    for text in (comment["body"], output["title"], output["summary"], output.get("text") or ""):
+        assert not INVISIBLE.findall(text), INVISIBLE.findall(text)
+    assert "evil&lt;U+202E&gt;txt.py" in comment["body"] or "evil<U+202E>txt.py" in comment["body"]

@@ -89,3 +89,17 @@ def test_short_text_is_not_touched():
     from bot.core.markdown import truncate_markdown
 
     assert truncate_markdown("```\nopen", 100, "cut") == "```\nopen"
+
+
+def test_invisible_and_bidi_characters_are_shown_as_code_points_everywhere():
+    from bot.core.markdown import code_block, code_span, escape_text, html_code, html_text
+
+    raw = "a\u202eb\u2066c\u200bd\x07e\x1bf\ufeffg\x85h"
+    shown = "a<U+202E>b<U+2066>c<U+200B>d<U+0007>e<U+001B>f<U+FEFF>g<U+0085>h"
+    assert str(code_span(raw)) == f"`{shown}`"
+    assert str(code_block(raw)) == f"```\n{shown}\n```"
+    escaped = shown.replace("<", "&lt;").replace(">", "&gt;")
+    for render in (escape_text, html_text):
+        assert str(render(raw)) == escaped
+    assert str(html_code(raw)) == f"<code>{escaped}</code>"
+    assert str(code_block("tab\tand\nlines")) == "```\ntab\tand\nlines\n```"

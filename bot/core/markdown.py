@@ -21,6 +21,18 @@ _ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
 # text plain and copies intact (a joiner inside the scheme made a pasted URL unusable).
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(://)|(?<![a-z0-9])(www)\.")
 _ZERO_WIDTH_JOINER = "\u200d"
+# Characters a reader cannot see or that reorder what they see: C0 and C1 controls (BEL,
+# ESC), bidi embeddings, overrides and isolates (U+202E shows "txt.exe" as "exe.txt"), and
+# zero-width ones. Each is shown as its code point, "<U+202E>", wherever user text goes.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible or reordering character written as ``<U+XXXX>``
+    (tab, newline and carriage return stay: each caller decides what a line is)."""
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def _escape_line_start(match: re.Match[str]) -> str:
@@ -34,7 +46,7 @@ def escape_text(value: object) -> Markup:
     """Plain text, safe in a Markdown paragraph or table cell."""
     if isinstance(value, Markup):
         return value
-    text = str(value)
+    text = visible(str(value))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)
     text = _ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text)
@@ -50,7 +62,7 @@ def code_span(value: object) -> Markup:
     """Text shown as inline code; backticks inside are fenced with a longer run."""
     # Code spans show their content literally (no entities, no HTML), so only the table
     # separator needs care: GitHub honours "\\|" inside a code span in a table cell.
-    text = str(value).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    text = visible(str(value)).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -62,7 +74,7 @@ def html_text(value: object) -> Markup:
     Markdown: a backslash or backtick would show literally, so only HTML is escaped."""
     if isinstance(value, Markup):
         return value
-    text = str(value).replace("\r", " ").replace("\n", " ")
+    text = visible(str(value)).replace("\r", " ").replace("\n", " ")
     text = str(escape(text))
     text = _MENTION.sub("@" + _ZERO_WIDTH_JOINER, text)
     return Markup(_ISSUE_REF.sub("#" + _ZERO_WIDTH_JOINER, text))
@@ -70,13 +82,15 @@ def html_text(value: object) -> Markup:
 
 def html_code(value: object) -> Markup:
     """Machine text (a path, a name) inside an HTML element: ``<code>`` with HTML escaping."""
-    text = str(value).replace("\r", " ").replace("\n", " ")
+    text = visible(str(value)).replace("\r", " ").replace("\n", " ")
     return Markup(f"<code>{escape(text)}</code>")
 
 
 def code_block(value: object, language: str = "") -> Markup:
-    """A fenced block (e.g. a ready patch); fences inside the text cannot close it."""
-    text = str(value)
+    """A fenced block (e.g. a ready patch); fences inside the text cannot close it. Invisible
+    and bidi characters are shown as code points here too (a patch carrying one would not
+    apply as shown, which is the point: a reviewer must see it)."""
+    text = visible(str(value))
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * (longest + 1)
     return Markup(f"{fence}{language}\n{text.rstrip()}\n{fence}")
