@@ -11,6 +11,7 @@ import pytest
 from bot.core.redact import RedactingFilter
 from bot.engines.base import BuildRequest
 from bot.engines.buildkite import BuildkiteEngine
+from bot.jobs.benchmark_results import MAX_LABEL_CHARS
 from bot.store import jobs as store
 from bot.testing.buildkite_server import FakeBuildkite
 from bot.worker.ci.results import MAX_ARTIFACT_BYTES, MAX_CONFIGS, record_state, refresh_build
@@ -147,3 +148,22 @@ def test_no_token_or_signed_url_reaches_the_logs(engine, buildkite, caplog) -> N
     shown = RedactingFilter()
     shown.secrets.add("s3cr3t")
     assert shown.redact("GET https://s3/x?X-Amz-Signature=abc s3cr3t") == "GET https://s3/x?… ***"
+
+
+def test_a_results_file_label_is_bounded_and_long_ones_stay_apart(engine, buildkite) -> None:
+    # On main a 200 KB label took the whole jobs share of the comment (issue 21, item 14).
+    number, records = dispatched(engine, buildkite, ("bench", "benchmark", "b1"))
+    long_a, long_b = "A" * 200_000, "A" * 199_999 + "B"
+    run = [
+        {"config": {"backend": long_a, "batch_spec": "1q"}, "mean_time": 0.5},
+        {"config": {"backend": long_b, "batch_spec": "1q"}, "mean_time": 0.7},
+        {"config": {"backend": "FLASH_ATTN", "batch_spec": "1q"}, "mean_time": 0.9},
+    ]
+    files = {"r.json": json.dumps(run).encode()}
+    buildkite.finish_job(number, "b1", "passed", artifacts=files, deliver=False)
+    refresh_build(engine, client(buildkite), records)
+    (saved,) = store.records_for_head(engine, "acme/widgets", 7, HEAD)
+    labels = list(saved.results[0])
+    assert len(labels) == 3 and "FLASH_ATTN 1q" in labels
+    assert all(len(label) <= MAX_LABEL_CHARS for label in labels)
+    assert sorted(saved.results[0].values()) == [0.5, 0.7, 0.9]

@@ -8,6 +8,7 @@ samples in it, so the comparison takes each run's ``mean_time`` as one observati
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -16,6 +17,11 @@ from collections.abc import Iterable, Sequence
 # entries of one file (a swept model parameter) is added to the label.
 NAMING = ("backend", "batch_spec")
 MAX_RESULT_BYTES = 20_000_000
+# A label names a configuration in the table and the chart; the results file (PR code wrote
+# it) may make one any length, so past this it is cut, with a digest of the whole label so
+# that two long labels stay two configurations (a backend, a batch spec and a swept
+# parameter make a few dozen characters).
+MAX_LABEL_CHARS = 120
 
 
 class ResultError(ValueError):
@@ -52,7 +58,13 @@ def _entries(
             label += f" ({', '.join(extras)})"
         value = entry.get("mean_time")
         failed = entry.get("error") or not isinstance(value, int | float) or isinstance(value, bool)
-        found.append((label, math.inf if failed else float(value), str(config.get("backend", "?"))))
+        found.append(
+            (
+                bounded_label(label),
+                math.inf if failed else float(value),
+                str(config.get("backend", "?")),
+            )
+        )
     return found
 
 
@@ -72,6 +84,14 @@ def backends_by_label(
 ) -> dict[str, str]:
     """``{config label: backend}``: which backend ran each configuration of one file."""
     return {label: backend for label, _, backend in _entries(text, source, naming)}
+
+
+def bounded_label(label: str) -> str:
+    """``label``, or its first characters and a digest of all of it when over the bound."""
+    if len(label) <= MAX_LABEL_CHARS:
+        return label
+    digest = hashlib.sha256(label.encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{label[: MAX_LABEL_CHARS - 16]}… ({digest})"
 
 
 def samples_from_runs(
