@@ -54,7 +54,10 @@ class LocalStack:
         self.github: FakeGitHub | None = None
         self.server: ThreadedServer | None = None
         self.service: Service | None = None
-        self.http = httpx.Client(timeout=30)
+        # The intake closes a connection idle for PRBOT_INTAKE_KEEP_ALIVE (5 s) seconds; a
+        # client that reuses one at that moment reads a reset (seen under load). Dropping idle
+        # connections after 1 s keeps the client well inside the server's window.
+        self.http = httpx.Client(timeout=30, limits=httpx.Limits(keepalive_expiry=1.0))
         # A local Buildkite for the GPU jobs: prbot dispatches to it, it sends signed webhooks.
         self.buildkite: FakeBuildkite | None = (
             FakeBuildkite(token=BUILDKITE_API_TOKEN, webhook_token=BUILDKITE_WEBHOOK_TOKEN)
