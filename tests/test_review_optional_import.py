@@ -199,3 +199,30 @@ class SwiftOps:
 
 def test_an_import_in_a_function_gated_on_the_package_is_a_symbol_probe():
     assert flags(GATED_BY_A_DECORATOR) == []
+
+
+PROBE_SURFACED_BY_VALIDATION = """
+class SwiftPrefillBackend(MLAPrefillBackend):
+    _HINT = "swift_attn is not installed: uv pip install swift-attn"
+
+    @classmethod
+    def is_available(cls) -> bool:
+        try:
+            from swift_attn import swift_prefill  # noqa: F401
+
+            return True
+        except ImportError:
+            return False
+
+    @classmethod
+    def validate_configuration(cls, device_capability, selector_config) -> list[str]:
+        reasons = super().validate_configuration(device_capability, selector_config)
+        return [cls._HINT if r == "required dependencies not available" else r for r in reasons]
+"""
+
+
+def test_a_probe_its_class_turns_into_a_returned_reason_is_not_silent():
+    # TOKENSPEED_MLA's prefill backend (0.21.0): is_available() returns False, and the
+    # class's validate_configuration returns the install hint the selector reports.
+    assert flags(PROBE_SURFACED_BY_VALIDATION) == []
+    assert patterns(flags(PROBE_RETURNS_FALSE)) == ["silent-optional-import"]

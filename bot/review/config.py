@@ -125,6 +125,9 @@ class OptionalImportRules(PatternRules):
     ]
     # Import names that differ from their distribution names.
     distributions: dict[str, str] = {}
+    # A class's selection checks: when one returns reasons, an is_available() probe in the
+    # same class reaches the user through it (the selector reports its reason).
+    reason_methods: list[str] = ["validate_configuration", "supports_combination"]
     # Handlers that mean "the package is missing" (``except Exception`` is a broader probe).
     import_errors: list[str] = ["ImportError", "ModuleNotFoundError"]
     # Calls (last attribute or name) that tell the user: a warning counts as not silent.

@@ -110,12 +110,14 @@ def find(reviewed: ReviewedFile, rules: LiteralDimensionRules) -> list[Flag]:
         if len(pinned_all) < rules.min_pinned:
             continue
         shape = ", ".join(f"{name}={value}" for name, value in sorted(pinned_all.items()))
+        # "Here": the pin may sit on one branch (no-rope MLA only), so nothing is claimed
+        # about the models another branch accepts.
         refusal = (
-            "other models get the reason it returns"
+            "a model whose values differ is refused here, with the reason it returns"
             if _returns_reason(reviewed, function)
-            else "other models are refused"
+            else "a model whose values differ is refused here"
         )
-        why = f"{function.name} accepts only {shape}: one model's shape; {refusal}"
+        why = f"{function.name} pins {shape}: one model's shape; {refusal}"
         flag = reviewed.flag(PATTERN, reviewed.first_changed(lines), why)
         if flag:
             flags.append(flag)

@@ -172,6 +172,32 @@ def _gated_on(reviewed: ReviewedFile, node: ast.AST, module: str) -> bool:
     return False
 
 
+def _surfaced_by_class(reviewed: ReviewedFile, node: ast.AST, methods: set[str]) -> bool:
+    """The enclosing class also has a selection check (``validate_configuration``) that
+    returns a reason: vLLM's selector asks ``is_available()`` through it, so a False from
+    the probe reaches the user as that reason (TOKENSPEED_MLA's prefill install hint)."""
+    klass = reviewed.class_of(node)
+    if klass is None:
+        return False
+    for item in klass.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name in methods:
+            returns = (n for n in reviewed.descendants(item) if isinstance(n, ast.Return))
+            if any(r.value is not None and _returns_reasons(r.value) for r in returns):
+                return True
+    return False
+
+
+def _returns_reasons(value: ast.AST) -> bool:
+    """A reason, or a list built of reasons (``[HINT if r == ... else r for r in ...]``)."""
+    if is_reason(value):
+        return True
+    if isinstance(value, ast.ListComp | ast.List):
+        return True
+    if isinstance(value, ast.Name | ast.Attribute):
+        return True  # a returned reasons list or message held in a name
+    return False
+
+
 def _imported_modules(statement: ast.stmt) -> list[str]:
     if isinstance(statement, ast.Import):
         return [alias.name for alias in statement.names]
@@ -208,6 +234,8 @@ def find(
                 break
             distribution = canonicalize_name(rules.distributions.get(module, module))
             if distribution in declared or any(_speaks(reviewed, h, calls) for h in handlers):
+                break
+            if _surfaced_by_class(reviewed, node, set(rules.reason_methods)):
                 break
             module_level = reviewed.function_of(node) is None
             if module_level and any(_sentinel_checked(reviewed, h) for h in handlers):
