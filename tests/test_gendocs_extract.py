@@ -139,3 +139,17 @@ def test_rendered_tables_collapse_empty_cells_like_vllms_writer(tmp_path):
     assert "| `CPU_ATTN` | | fp16, bf16, fp32 |" in tables["table-standard"]
     assert tables["table-mla-prefill"].split("\n")[2].startswith("| `TRTLLM_RAGGED`‡ |")
     assert "table-minimax" not in tables  # only marker docs split those out
+
+
+def test_a_huge_module_is_not_parsed_and_the_problem_says_why(tmp_path):
+    # On main the extractor parsed any file the tree cap let through: one 7.9 MB module cost a
+    # worker 3.1 GB, and two failed "nested too deeply" (issue 21, item 10).
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "big.py").write_text("x = [" + "0," * 600_000 + "]\n")
+    (tmp_path / "vllm" / "bad.py").write_text("def f(:\n")
+    source = SourceTree(DirTree(tmp_path))
+    assert source.parse("vllm/big.py") is None and source.parse("vllm/bad.py") is None
+    big, bad = source.problems
+    assert (big.path, big.line) == ("vllm/big.py", None)
+    assert big.message == "has over 500,000 tokens, the limit for Python source; not read"
+    assert (bad.message, bad.line) == ("does not parse: invalid syntax", 1)

@@ -44,3 +44,15 @@ def test_check_size_accepts_at_the_limit() -> None:
     limits.check_size("r.txt", b"x" * 10, 10, "a requirement file")
     with pytest.raises(limits.InputRejected, match="limit for a requirement file"):
         limits.check_size("r.txt", b"x" * 11, 10, "a requirement file")
+
+
+def test_python_is_bounded_in_tokens_before_it_is_parsed():
+    from bot.core.limits import MAX_PYTHON_TOKENS, parse_python
+
+    dense = "x = [" + "0," * (MAX_PYTHON_TOKENS // 2 + 10) + "]\n"
+    with pytest.raises(limits.InputRejected) as rejected:
+        parse_python(dense, "vllm/big.py")
+    assert str(rejected.value) == (
+        "`vllm/big.py` has over 500,000 tokens, the limit for Python source; not read"
+    )
+    assert parse_python("x = [" + "0," * 1000 + "]\n", "vllm/small.py").body
