@@ -291,3 +291,32 @@ def test_what_is_cached_keeps_the_unreadable_prefill_backends():
     expected = Expected({"t": "| a |"}, [], ["FLASHMLA"], ["TRTLLM_RAGGED"])
     again = Expected.from_cache(expected.to_cache())
     assert (again.unreadable, again.unreadable_prefill) == (["FLASHMLA"], ["TRTLLM_RAGGED"])
+
+
+def test_a_row_whose_cells_all_go_to_defaults_warns_and_names_the_file_read(tmp_path):
+    # 0.27.1 -> 0.33.0: FLASHMLA_SPARSE_DSV4 went from specific values to Any in every
+    # column, most likely vLLM's generator failing to read the backend, not a real change.
+    from bot.core.snapshot import DirTree
+    from bot.gendocs.doc_check import lost_information
+
+    registry = tmp_path / "vllm" / "v1" / "attention" / "backends" / "registry.py"
+    registry.parent.mkdir(parents=True)
+    registry.write_text(
+        "class AttentionBackendEnum(Enum):\n"
+        '    FLASHMLA_SPARSE_DSV4 = "vllm.models.deepseek_v4.sparse_mla.DeepseekV4Backend"\n'
+    )
+    row = "`FLASHMLA_SPARSE_DSV4`"
+    preview = [
+        {"table": "mla", "row": row, "column": c, "before": b, "after": "Any", "change": "changed"}
+        for c, b in (("Dtypes", "bf16"), ("Block Sizes", "64"), ("Compute Cap.", "10.x"))
+    ] + [
+        {"table": "mla", "row": "`FLASHMLA`", "column": "Dtypes", "before": "fp16",
+         "after": "fp16, bf16", "change": "changed"},
+    ]  # fmt: skip
+    [warning] = lost_information("docs/design/attention_backends.md", preview, DirTree(tmp_path))
+    assert warning.severity == "warning"
+    assert "3 cells went from specific values to defaults" in warning.message
+    assert "generator may have failed to read this backend" in warning.message
+    assert "(it read vllm/models/deepseek_v4/sparse_mla.py)" in warning.message
+    # One cell to a default, or a move to specific values, is an ordinary change.
+    assert lost_information("d.md", preview[:1] + preview[3:], DirTree(tmp_path)) == []

@@ -39,6 +39,7 @@ from bot.gendocs.tables import (
     find_region,
     parse_text_table,
 )
+from bot.jobs.backends import registered_backends
 
 MARKER = re.compile(r'--8<-- "gen:([^"]*)"')
 log = logging.getLogger(__name__)
@@ -185,6 +186,50 @@ def _has_rows(content: str) -> bool:
     return len(table_lines) > 2
 
 
+# What vLLM's generator writes in a cell it could not read the backend for.
+DEFAULT_CELLS = frozenset({"Any", "any", ""})
+REGISTRY = "vllm/v1/attention/backends/registry.py"
+_REGISTRY_ENUMS = ("AttentionBackendEnum", "MLAPrefillBackendEnum")
+
+
+def lost_information(path: str, preview: list[dict[str, str]], head: TreeReader) -> list[Problem]:
+    """A warning per row whose changed cells all went from specific values to defaults
+    (``Any`` in every column): more likely the generator failing to read that backend than
+    a change the PR meant. Names the file the generator read for the row, when the
+    registry says."""
+    rows: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for change in preview:
+        if change.get("change") == "changed":
+            rows.setdefault((change["table"], change["row"]), []).append(change)
+    lost = [
+        (key, cells)
+        for key, cells in rows.items()
+        if len(cells) >= 2
+        and all(c["after"] in DEFAULT_CELLS and c["before"] not in DEFAULT_CELLS for c in cells)
+    ]
+    if not lost:
+        return []
+    registry = head.read_text(REGISTRY) or ""
+    modules = {
+        b.name: b.module_path for b in registered_backends(registry, REGISTRY, _REGISTRY_ENUMS)[0]
+    }
+    problems = []
+    for (table, row), cells in lost:
+        name = row.strip("`").split(" ")[0].strip("`")
+        source = modules.get(name)
+        read = f" (it read {source})" if source else ""
+        columns = ", ".join(c["column"] for c in cells[:6])
+        problems.append(
+            Problem(
+                path,
+                f"{table} | {row}: {len(cells)} cells went from specific values to defaults "
+                f"({columns}): the generator may have failed to read this backend{read}",
+                severity="warning",
+            )
+        )
+    return problems
+
+
 def preview_changes(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str]]:
     """What changes in the generated tables between two revisions, row by row."""
     kinds = {"missing_row": "added", "extra_row": "removed", "cell": "changed", "order": "moved"}
@@ -269,6 +314,7 @@ def check_doc(
         result = judged_by_extractor(rule, text, mode, head, base, generator_changed, cache)
         if isinstance(run, NotRun):
             result.notes.append(f"{run.reason}; checked with prbot's own extractor")
+    result.problems.extend(lost_information(rule.path, result.preview, head))
     result.generator_changed = generator_changed
     if generator_changed and isinstance(run, GeneratorRun):
         result.notes.append(
