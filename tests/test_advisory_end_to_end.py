@@ -172,3 +172,64 @@ def test_ten_thousand_builds_of_a_head_are_read_to_the_bound(advisory) -> None:
     wait_for(lambda: "newest 300 were read" in comment(advisory, number), what="the note")
     wait_for(advisory.idle, what="idle")
     assert bk.count_calls("GET", "/builds") == 3
+
+
+def author_approves(stack, number: int) -> None:
+    note = stack.github.add_user_comment(REPO, number, "contributor", "/approve-gpu")
+    stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, note))
+    wait_for(stack.idle, what="idle")
+
+
+def bot_replies(stack, number: int) -> list[str]:
+    return [
+        c["body"]
+        for c in stack.github.comments(REPO, number)
+        if c["user"]["type"] == "Bot" and MARKER not in c["body"]
+    ]
+
+
+def test_an_author_starts_the_jobs_the_vllm_way(dispatching) -> None:
+    bk, gh = dispatching.buildkite, dispatching.github
+    number, head = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+    # Alone: refused, saying what vLLM's rule asks for.
+    author_approves(dispatching, number)
+    [refused] = bot_replies(dispatching, number)
+    assert "a reviewer with write access must approve the PR or add the `ready` label" in refused
+    assert "`/approve-gpu` approved nothing" in refused and prbot_builds(bk) == []
+    # A draft: refused whatever else holds.
+    gh.edit_pull_request(REPO, number, draft=True)
+    gh.add_review(REPO, number, "maintainer", "APPROVED")
+    author_approves(dispatching, number)
+    assert "while the PR is a draft" in bot_replies(dispatching, number)[-1]
+    assert prbot_builds(bk) == []
+    # A maintainer's approving review delegates to the author: the author's command approves
+    # the head, and the selected steps are dispatched.
+    gh.edit_pull_request(REPO, number, draft=False)
+    author_approves(dispatching, number)
+    wait_for(lambda: len(prbot_builds(bk)) == 1, what="prbot's build")
+    assert {b.body["commit"] for b in prbot_builds(bk)} == {head}
+
+
+def test_the_ready_label_delegates_to_the_author(dispatching) -> None:
+    number, head = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+    dispatching.github.add_label(REPO, number, "ready")  # on the PR; no labeled event sent
+    author_approves(dispatching, number)
+    wait_for(lambda: len(prbot_builds(dispatching.buildkite)) == 1, what="prbot's build")
+    assert bot_replies(dispatching, number) == []
+
+
+def test_a_readers_review_delegates_nothing(dispatching) -> None:
+    gh = dispatching.github
+    number, _ = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+    gh.set_permission(REPO, "bystander", "read")
+    gh.add_review(REPO, number, "bystander", "APPROVED")
+    gh.add_review(REPO, number, "contributor", "APPROVED")
+    author_approves(dispatching, number)
+    assert "must approve the PR" in bot_replies(dispatching, number)[-1]
+    assert prbot_builds(dispatching.buildkite) == []

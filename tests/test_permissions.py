@@ -34,3 +34,45 @@ def test_trust_by_association():
     assert is_trusted("MEMBER", ["OWNER", "MEMBER", "COLLABORATOR"])
     assert not is_trusted("FIRST_TIME_CONTRIBUTOR", ["OWNER", "MEMBER", "COLLABORATOR"])
     assert not is_trusted(None, ["OWNER"])
+
+
+def test_approvers_are_writers_and_the_trusted_users_list():
+    from bot.events.permissions import may_approve
+
+    assert may_approve("maria", "write", []) and may_approve("root", "admin", [])
+    assert may_approve("Helper", "read", ["helper"])  # logins compare case-insensitively
+    assert not may_approve("mallory", "triage", ["helper"])
+    assert not may_approve("mallory", None, [])
+
+
+def test_each_reviewers_latest_deciding_review_counts():
+    from bot.events.permissions import latest_reviews
+
+    reviews = [
+        {"user": {"login": "Maria"}, "state": "APPROVED"},
+        {"user": {"login": "maria"}, "state": "CHANGES_REQUESTED"},
+        {"user": {"login": "bob"}, "state": "COMMENTED"},  # decides nothing
+        {"user": None, "state": "APPROVED"},
+        None,
+    ]
+    assert latest_reviews(reviews) == {"maria": ("maria", "CHANGES_REQUESTED")}
+
+
+def test_an_author_runs_jobs_as_vllms_run_ci_command_says():
+    from bot.events.permissions import author_may_run
+
+    vllm = {"author_labels": ["ready", "ready-run-all-tests"], "after_review": True}
+    base = {"draft": False, "labels": [], "trusted_review": False, "on_drafts": False, **vllm}
+    assert author_may_run(**base) == (
+        False,
+        "a reviewer with write access must approve the PR or add the `ready` label first",
+    )
+    assert author_may_run(**{**base, "labels": ["ready-run-all-tests"]}) == (
+        True,
+        "the ready-run-all-tests label",
+    )
+    assert author_may_run(**{**base, "trusted_review": True})[0]
+    drafted = author_may_run(**{**base, "draft": True, "labels": ["ready"]})
+    assert drafted == (False, "PR authors cannot run GPU jobs while the PR is a draft")
+    # Without delegation in the rules, an approving review delegates nothing.
+    assert not author_may_run(**{**base, "after_review": False, "trusted_review": True})[0]

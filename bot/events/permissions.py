@@ -33,3 +33,47 @@ def needs_permission_lookup(allow: Iterable[str], *, commenter: str, pr_author: 
 
 def is_trusted(author_association: str | None, trusted_associations: Iterable[str]) -> bool:
     return (author_association or "NONE").upper() in {a.upper() for a in trusted_associations}
+
+
+APPROVER_LEVELS = ("write", "maintain", "admin")
+REVIEW_STATES = ("APPROVED", "CHANGES_REQUESTED", "DISMISSED")
+
+
+def may_approve(login: str, level: str | None, trusted_users: Iterable[str]) -> bool:
+    """Write, maintain or admin access, or a login on the rules' trusted-users list."""
+    return level in APPROVER_LEVELS or login.casefold() in {u.casefold() for u in trusted_users}
+
+
+def latest_reviews(reviews: Iterable[dict]) -> dict[str, tuple[str, str]]:
+    """login (casefolded) -> (login, state) of each reviewer's latest deciding review."""
+    latest: dict[str, tuple[str, str]] = {}
+    for review in reviews:
+        login = ((review or {}).get("user") or {}).get("login")
+        state = (review or {}).get("state")
+        if isinstance(login, str) and login and state in REVIEW_STATES:
+            latest[login.casefold()] = (login, state)
+    return latest
+
+
+def author_may_run(
+    *,
+    draft: bool,
+    labels: Iterable[str],
+    trusted_review: bool,
+    author_labels: Iterable[str],
+    after_review: bool,
+    on_drafts: bool,
+) -> tuple[bool, str]:
+    """vLLM's rule for a PR's author (run_ci_command.py's ``authorize``): never on a draft;
+    then with a delegating label on the PR, or after a trusted reviewer's approval."""
+    wanted = list(author_labels)
+    if draft and not on_drafts:
+        return False, "PR authors cannot run GPU jobs while the PR is a draft"
+    found = next((label for label in labels if label in wanted), None)
+    if found is not None:
+        return True, f"the {found} label"
+    if after_review and trusted_review:
+        return True, "an approval from a trusted reviewer"
+    asks = ["approve the PR"] if after_review else []
+    asks += [f"add the `{label}` label" for label in wanted[:1]]
+    return False, "a reviewer with write access must " + (" or ".join(asks) or "approve") + " first"

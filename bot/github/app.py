@@ -196,6 +196,15 @@ class InstallationClient:
             raw,
         )
 
+    def pull_reviews(self, full_name: str, number: int, *, limit: int = 300) -> list[dict]:
+        """The PR's submitted reviews, oldest first, at most ``limit`` (3 pages of 100)."""
+        found = []
+        for review in self._repo(full_name).get_pull(number).get_reviews():
+            found.append(review.raw_data)
+            if len(found) >= limit:
+                break
+        return found
+
     def create_comment(self, full_name: str, number: int, body: str) -> int:
         return self._repo(full_name).get_issue(number).create_comment(body).id
 

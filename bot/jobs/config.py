@@ -135,6 +135,22 @@ class CiSignalRules(_Strict):
         }
 
 
+class ApprovalRules(_Strict):
+    # Logins that approve like people with write access (vLLM's CI_TRUSTED_USERS).
+    trusted_users: list[str] = Field(default_factory=list, max_length=500)
+    # A PR's author may run the approval command on their own head once a trusted reviewer
+    # (write access or trusted_users) approved the PR in a review...
+    author_after_review: bool = False
+    # ...or while one of these labels is on the PR (vLLM: ready, ready-run-all-tests).
+    author_labels: list[str] = Field(default_factory=list)
+    # An author's draft is refused (vLLM refuses it; writers may still approve a draft).
+    author_on_drafts: bool = False
+
+    @property
+    def delegates(self) -> bool:
+        return self.author_after_review or bool(self.author_labels)
+
+
 class JobsRules(CheckRules):
     steps: StepFileRules | None = None
     hardware: HardwareRules = Field(default_factory=HardwareRules)
@@ -148,3 +164,6 @@ class JobsRules(CheckRules):
     # Teams ("org/slug") whose members' PRs dispatch GPU jobs without approval, like authors
     # with write access.
     trusted_teams: list[str] = Field(default_factory=list)
+    # Who approves a head's GPU jobs besides writers, and when a PR's author may start them
+    # (the repository's own rule; vLLM's is in .github/workflows/scripts/run_ci_command.py).
+    approval: ApprovalRules = Field(default_factory=lambda: ApprovalRules())

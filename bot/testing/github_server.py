@@ -337,6 +337,26 @@ class FakeGitHub:
                 pr.draft = draft
             pr.updated_at = now_iso()
 
+    def add_label(self, full_name: str, number: int, name: str) -> None:
+        """Put a label on the PR (as someone did on GitHub); the labeled event is separate."""
+        with self.lock:
+            pr = self._pull(self._repo(full_name), number)
+            if name not in pr.labels:
+                pr.labels.append(name)
+
+    def add_review(self, full_name: str, number: int, user: str, state: str = "APPROVED") -> None:
+        """A submitted review of the PR's current head (APPROVED, CHANGES_REQUESTED, ...)."""
+        with self.lock:
+            pr = self._pull(self._repo(full_name), number)
+            review = {
+                "id": 7_000_000 + sum(len(p.reviews) for p in self._repo(full_name).pulls.values()),
+                "user": user,
+                "state": state,
+                "commit_id": pr.head_sha,
+                "submitted_at": now_iso(),
+            }
+            pr.reviews.append(review)
+
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         if permission not in ROLES:
             raise ValueError(f"permission must be one of {', '.join(ROLES)}")

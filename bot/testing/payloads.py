@@ -7,6 +7,7 @@ the server so PyGithub can follow it.
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from bot.testing.account_shapes import APP_EVENTS, APP_PERMISSIONS, AccountShapes
@@ -28,6 +29,26 @@ class Shapes(AccountShapes):
             "user": self.user(repo.owner),
             "repo": self.repository(repo),
         }
+
+    def review(self, repo: FakeRepo, pr: PullRequest, review: dict[str, Any]) -> dict[str, Any]:
+        html = f"{self.base}/{repo.full_name}/pull/{pr.number}"
+        return {
+            "id": review["id"],
+            "node_id": node_id("PullRequestReview", review["id"]),
+            "user": self.user(review["user"]),
+            "body": "",
+            "state": review["state"],
+            "html_url": f"{html}#pullrequestreview-{review['id']}",
+            "pull_request_url": f"{self.base}/repos/{repo.full_name}/pulls/{pr.number}",
+            "author_association": "NONE",
+            "submitted_at": review["submitted_at"],
+            "commit_id": review["commit_id"],
+        }
+
+    def _label(self, repo: Any, name: str) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}"
+        return {"id": zlib.crc32(name.encode()), "name": name, "color": "0e8a16",
+                "default": False, "description": None, "url": f"{api}/labels/{name}"}  # fmt: skip
 
     def _head_ref(self, repo: FakeRepo, pr: PullRequest) -> dict[str, Any]:
         if pr.fork_owner is None:
@@ -68,7 +89,7 @@ class Shapes(AccountShapes):
             "assignees": [],
             "requested_reviewers": [],
             "requested_teams": [],
-            "labels": [],
+            "labels": [self._label(repo, name) for name in pr.labels],
             "milestone": None,
             "draft": pr.draft,
             "commits_url": f"{api}/pulls/{pr.number}/commits",
@@ -145,7 +166,7 @@ class Shapes(AccountShapes):
             "number": pr.number,
             "title": pr.title,
             "user": self.user(pr.author),
-            "labels": [],
+            "labels": [self._label(repo, name) for name in pr.labels],
             "state": pr.state,
             "locked": False,
             "assignee": None,

@@ -54,6 +54,7 @@ class RestApi:
         add("GET", f"{REPO}/pulls", self.list_pulls)
         add("GET", rf"{REPO}/pulls/(?P<number>\d+)", self.get_pull)
         add("GET", rf"{REPO}/pulls/(?P<number>\d+)/files", self.list_pull_files)
+        add("GET", rf"{REPO}/pulls/(?P<number>\d+)/reviews", self.list_pull_reviews)
         add("GET", rf"{REPO}/issues/(?P<number>\d+)", self.get_issue)
         # A ref may hold slashes; the lookahead leaves ".../check-runs" to its own route.
         add("GET", f"{REPO}/commits/(?P<ref>(?:(?!/check-runs$).)+)", self.get_commit)
@@ -178,6 +179,11 @@ class RestApi:
         # GitHub stops listing at 3000 files; the diff itself is not truncated here.
         files = [self.gh.shapes.pull_file(repo, pr, e) for e in repo.pull_diff(pr)[:3000]]
         return self.page(req, files)
+
+    def list_pull_reviews(self, req: ApiRequest) -> ApiResponse:
+        repo = self.repo(req)
+        pr = self.pull(repo, req.int_param("number"))
+        return self.page(req, [self.gh.shapes.review(repo, pr, r) for r in pr.reviews])
 
     def get_issue(self, req: ApiRequest) -> ApiResponse:
         repo = self.repo(req)

@@ -55,6 +55,8 @@ class PullRequest:
     closed_at: str | None = None
     head_history: list[str] = field(default_factory=list)  # earlier heads, oldest first
     changes: dict[str, dict[str, str | None]] = field(default_factory=dict)  # last edit
+    labels: list[str] = field(default_factory=list)
+    reviews: list[dict] = field(default_factory=list)  # (user, state, commit_id), oldest first
 
 
 @dataclass

@@ -13,7 +13,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.events.permissions import effective_level
+from bot.events.permissions import author_may_run, effective_level, latest_reviews, may_approve
 from bot.github.pulls import parse_time
 from bot.store import jobs as store
 from bot.worker.ci.flow import queue_dispatch
@@ -22,7 +22,23 @@ from bot.worker.handlers.registry import CommandCall, Event, on_command, on_even
 
 log = logging.getLogger(__name__)
 
-APPROVER_LEVELS = ("write", "maintain", "admin")
+# Reviewers whose permission is looked up to find a trusted approval; more is not a review.
+MAX_REVIEWERS_CHECKED = 10
+
+
+def _trusted_review(call: CommandCall, trusted_users: list[str]) -> bool:
+    """A trusted reviewer's latest review approves, and no trusted reviewer's latest asks for
+    changes (vLLM also reads GitHub's reviewDecision, which this stands in for)."""
+    latest = latest_reviews(call.client.pull_reviews(call.repo, call.number))  # type: ignore[union-attr]
+    approving, blocking = False, False
+    for login, state in list(latest.values())[:MAX_REVIEWERS_CHECKED]:
+        if login.lower() == call.commenter.lower():
+            continue  # the author's own review approves nothing
+        level = effective_level(*call.client.permission(call.repo, login))  # type: ignore[union-attr]
+        if may_approve(login, level, trusted_users):
+            approving = approving or state == "APPROVED"
+            blocking = blocking or state == "CHANGES_REQUESTED"
+    return approving and not blocking
 
 
 def _approve(
@@ -73,6 +89,32 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
     pull = call.client.get_pull(call.repo, call.number)
     if pull.state != "open":
         return
+    approval = call.ruleset.checks.jobs.approval
+    level = effective_level(*call.client.permission(call.repo, call.commenter))
+    why = "approver"
+    if not may_approve(call.commenter, level, approval.trusted_users):
+        # Let through as the PR's author (the rules delegate to authors): vLLM's rule.
+        labels = [
+            str(label.get("name"))
+            for label in pull.payload.get("labels") or []
+            if isinstance(label, dict)
+        ]
+        needs_review = approval.author_after_review and not set(labels) & set(
+            approval.author_labels
+        )
+        allowed, why = author_may_run(
+            draft=bool(pull.payload.get("draft")),
+            labels=labels,
+            trusted_review=needs_review and _trusted_review(call, approval.trusted_users),
+            author_labels=approval.author_labels,
+            after_review=approval.author_after_review,
+            on_drafts=approval.author_on_drafts,
+        )
+        if call.commenter.lower() != pull.author.lower() or not allowed:
+            text = f"@{call.commenter} {why}; `{call.command.as_typed}` approved nothing."
+            key = f"approve_refused:{call.repo}#{call.number}@{call.comment.get('id')}"
+            ctx.reply_once(call.client, key, call.repo, call.number, text)
+            return
     # The comment carries no SHA. It approves the head GitHub has now only when prbot had
     # that head's report before the comment was written: a push in between (the author's,
     # racing the maintainer) makes a head the approver never saw.
@@ -85,7 +127,7 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
         key = f"approve_moved:{call.repo}#{call.number}@{call.comment.get('id')}"
         ctx.reply_once(call.client, key, call.repo, call.number, text)
         return
-    source = f"comment {call.comment['id']}"
+    source = f"comment {call.comment['id']}" + ("" if why == "approver" else f" ({why})")
     # A new comment approving again re-runs what failed (a redelivery of the same comment is
     # stopped at the intake by its delivery id, and re-running finished jobs needs a failure).
     _approve(ctx, call.payload, call.number, pull.head_sha, call.commenter, source, again=True)
@@ -109,7 +151,8 @@ def approve_by_label(ctx: HandlerContext, event: Event) -> None:
         return
     repo = payload["repository"]["full_name"]
     number = pull["number"]
-    if effective_level(*client.permission(repo, sender)) not in APPROVER_LEVELS:
+    level = effective_level(*client.permission(repo, sender))
+    if not may_approve(sender, level, ruleset.checks.jobs.approval.trusted_users):
         log.info("%s#%s: label %s added by %s, who may not approve", repo, number, label, sender)
         return
     # The label approves the head it was added on (the payload's), and only while it is

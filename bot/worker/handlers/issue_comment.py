@@ -12,7 +12,12 @@ from typing import Any
 
 from bot.core.markdown import code_span
 from bot.events.commands import Command, parse_commands, reply_text
-from bot.events.permissions import command_allowed, effective_level, needs_permission_lookup
+from bot.events.permissions import (
+    command_allowed,
+    effective_level,
+    may_approve,
+    needs_permission_lookup,
+)
 from bot.github.app import InstallationClient
 from bot.store import state
 from bot.worker.handlers.context import HandlerContext
@@ -20,6 +25,7 @@ from bot.worker.handlers.registry import CommandCall, Event, command_handler, on
 
 # Commands that are answered here rather than run.
 REPLY_ONLY = {"help"}
+APPROVE_COMMAND = "approve_gpu"
 
 
 def _from_a_bot(comment: dict[str, Any]) -> bool:
@@ -66,9 +72,16 @@ def on_issue_comment(ctx: HandlerContext, event: Event) -> None:
         if client is not None:
             level = effective_level(*client.permission(repo, commenter))
 
+    approval = ruleset.checks.jobs.approval
+
     def allowed(name: str) -> bool:
-        return command_allowed(
-            policies[name], commenter=commenter, pr_author=pr_author, level=level
+        if command_allowed(policies[name], commenter=commenter, pr_author=pr_author, level=level):
+            return True
+        # The approval command is also the trusted users' and, where the rules delegate to
+        # authors (vLLM), the author's: its handler checks the rest (draft, label, review).
+        delegated = approval.delegates and pr_author and commenter.lower() == pr_author.lower()
+        return name == APPROVE_COMMAND and bool(
+            may_approve(commenter, level, approval.trusted_users) or delegated
         )
 
     if help_wanted or misses:
