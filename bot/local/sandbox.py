@@ -35,8 +35,12 @@ from bot.local.childenv import allowlisted_environment
 # its status on. It does not exec the command: a namespace's first process ignores signals
 # it has no handler for, and util-linux's unshare cannot pass a SIGKILL on (an RLIMIT_CPU
 # kill came back as exit 1), so a death by signal is said on stderr and turned back into a
-# negative return code here.
+# negative return code here. The command itself runs one user and mount namespace further
+# in: the mounts above are then locked for it (a namespace's own root could otherwise simply
+# unmount them and read the key underneath).
 _HIDE_AND_EXEC = r"""
+unshare_path=$1
+shift
 while [ "$1" != "--" ]; do
   if [ -d "$1" ]; then
     mount -t tmpfs -o size=4k,mode=000 prbot-hidden "$1" 2>/dev/null ||
@@ -47,7 +51,7 @@ while [ "$1" != "--" ]; do
   shift
 done
 shift
-"$@"
+"$unshare_path" --user --map-root-user --mount -- "$@"
 status=$?
 [ "$status" -gt 128 ] && echo "prbot-sandbox: signal $((status - 128))" >&2
 exit "$status"
@@ -94,7 +98,8 @@ def namespaces_available(identity: tuple[int, int] | None = None) -> bool:
         return False
     try:
         done = subprocess.run(
-            [unshare, *_UNSHARE, "--net", "/bin/sh", "-c", _HIDE_AND_EXEC, "sh", "--", "true"],
+            [unshare, *_UNSHARE, "--net", "/bin/sh", "-c", _HIDE_AND_EXEC, "sh", unshare, "--"]
+            + ["true"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=20,
@@ -164,9 +169,8 @@ class SandboxRunner:
         unshare = shutil.which("unshare") or "unshare"
         hidden = [str(p) for p in self.secret_paths() if os.path.lexists(p)]
         net = [] if network else ["--net"]
-        return [unshare, *_UNSHARE, *net, "/bin/sh", "-c", _HIDE_AND_EXEC, "sh", *hidden, "--"] + [
-            *argv
-        ]
+        wrapper = ["/bin/sh", "-c", _HIDE_AND_EXEC, "sh", unshare, *hidden, "--"]
+        return [unshare, *_UNSHARE, *net, *wrapper, *argv]
 
     def run(
         self,
