@@ -318,3 +318,17 @@ def test_a_benchmark_of_a_backend_absent_at_base_compares_backends_on_the_head(m
     section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
     [bench] = [f for f in section.findings if f["kind"] == "benchmark"]
     assert (bench["compare"], bench["against"]) == ("base", [])
+
+
+def test_a_benchmark_whose_step_the_pipeline_lacks_says_what_is_needed(make_repo) -> None:
+    """Works before anything is added to the pipeline: the smoke step is still chosen from the
+    repository's own step files, and the benchmark says which step it needs."""
+    _, section = section_for(make_repo("vllm"), "capability.major == 10")
+    bench = by_name(section)["MLA decode benchmark"]
+    assert bench["missing_step"] is True
+    assert "missing_step" not in by_name(section)[":nvidia: (B200) V1 Attention"]
+    [line] = [p for p in section.data["problems"] if "needs the step" in p]
+    assert line.startswith(
+        "MLA decode benchmark needs the step `prbot-attention-benchmark-b200` in the "
+        "repository's pipeline (none of its step files has it)"
+    )

@@ -25,6 +25,10 @@ steps:
   key: v1-attention-b200
   device: b200
   source_file_dependencies: [vllm/v1/attention]
+- label: "prbot attention benchmark (B200)"
+  key: prbot-attention-benchmark-b200
+  device: b200
+  source_file_dependencies: []
 """
 REGISTRY = (
     "from enum import Enum\n\n\nclass AttentionBackendEnum(Enum):\n"

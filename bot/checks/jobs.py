@@ -36,6 +36,26 @@ AWAITING_APPROVAL = "awaiting_approval"
 SELECTED = "selected"
 
 
+def _missing_steps(findings: list[dict[str, Any]], keys: set[str] | None) -> list[str]:
+    """A benchmark whose step the repository's pipeline does not have yet is marked (it is
+    never dispatched: the build would have nothing to run) and said as what is needed; the
+    smoke steps come from the pipeline itself, so they are reported from its builds anyway."""
+    if keys is None:
+        return []
+    lines = []
+    for finding in findings:
+        key = finding.get("step_key")
+        if finding.get("kind") == BENCHMARK and key and key not in keys:
+            finding["missing_step"] = True
+            lines.append(
+                f"{finding['name']} needs the step `{key}` in the repository's pipeline "
+                "(none of its step files has it): a step that runs the benchmark with "
+                "PRBOT_BENCHMARK_CONFIG, PRBOT_BENCHMARK_BACKENDS and PRBOT_BENCHMARK_RUNS and "
+                "uploads one JSON file per run; until then it is not dispatched"
+            )
+    return lines
+
+
 def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:
     prefixes = {glob.split("*", 1)[0].rsplit("/", 1)[0] for glob in rules.files}
     paths = sorted(
@@ -260,8 +280,10 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
     selected: list[SelectedJob] = []
     dropped: list[str] = []
     unmatched: list[str] = []
+    pipeline_keys: set[str] | None = None  # the keys the repository's step files define
     if rules.steps is not None:
         steps, trouble = _read_steps(snapshot, rules.steps)
+        pipeline_keys = {step.key for step in steps}
         problems += trouble
         unmatched = _no_candidate(steps, rules.steps.candidates)
         problems += unmatched
@@ -324,6 +346,7 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
                         if compared["against"]
                         else f"; {new} not at base, and no incumbents to measure against"
                     )
+    problems += _missing_steps(findings, pipeline_keys)
     smoke = sum(job.kind == GPU_SMOKE for job in selected)
     benchmarks = sum(job.kind == BENCHMARK for job in selected)
     counts = ", ".join(

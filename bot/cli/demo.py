@@ -56,6 +56,9 @@ BASE_FILES = {
         "  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]\n"
         '- label: ":nvidia: (B200) V1 Attention"\n  key: v1-attention-b200\n  device: b200\n'
         "  source_file_dependencies: [vllm/v1/attention, tests/v1/attention]\n"
+        # The benchmark step the pipeline adds for prbot (it runs only when prbot asks).
+        '- label: "prbot attention benchmark (B200)"\n  key: prbot-attention-benchmark-b200\n'
+        "  device: b200\n  source_file_dependencies: []\n"
     ),
     ".github/prbot.yml": (
         "extends: vllm\n"

@@ -275,7 +275,8 @@ def dispatch_head(
     section = jobs_section(report)
     if section is None or not section.findings:
         return None
-    wanted = [WantedJob.from_finding(f) for f in section.findings]
+    # A benchmark whose step the pipeline lacks has nothing to run (the section says so).
+    wanted = [WantedJob.from_finding(f) for f in section.findings if not f.get("missing_step")]
     features = features_of(context)
     dispatching = "dispatch" in features
     # The repository's own builds first: what they ran or scheduled is reported from them
