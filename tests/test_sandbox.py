@@ -18,6 +18,7 @@ from intake_helpers import ServeProcess, signed_headers
 from sandbox_helpers import processes_named
 
 from bot.cli.demo_stack import wait_for
+from bot.local import sandbox as sandbox_module
 from bot.local.sandbox import SandboxRunner, namespaces_available
 
 
@@ -140,6 +141,13 @@ def test_the_child_reads_no_secret_path_and_sees_none_of_prbots_processes(tmp_pa
     # Its /proc holds its own namespace: the shell, this script and its commands.
     assert int(result.stdout.split()[-1]) < 10
     assert key.read_text().startswith("-----BEGIN")  # hidden from the child only
+    # prbot's own code is read-only to it, so it cannot rewrite what the next worker imports.
+    package = Path(sandbox_module.__file__).parent
+    probe = package / f"written-by-a-tool-{uuid.uuid4().hex}"
+    result = runner.run(
+        ["/bin/sh", "-c", f"echo x > {probe} || mount -o remount,rw {package}"], cwd=work
+    )
+    assert not probe.exists() and result.returncode != 0
 
 
 @namespaced

@@ -22,6 +22,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +31,9 @@ from pathlib import Path
 from bot.local.childenv import allowlisted_environment
 
 # The namespace's first process: mounts what prbot names as secret away (an empty tmpfs over
-# a directory, /dev/null over a file; a path that stays readable after a failed mount stops
-# the run with exit 125 rather than run the command beside it), runs the command and passes
+# a directory, /dev/null over a file) and prbot's own code read-only ("ro:"); a path that
+# stays readable (or writable) after a failed mount stops the run with exit 125 rather than
+# run the command beside it. It then runs the command and passes
 # its status on. It does not exec the command: a namespace's first process ignores signals
 # it has no handler for, and util-linux's unshare cannot pass a SIGKILL on (an RLIMIT_CPU
 # kill came back as exit 1), so a death by signal is said on stderr and turned back into a
@@ -42,12 +44,21 @@ _HIDE_AND_EXEC = r"""
 unshare_path=$1
 shift
 while [ "$1" != "--" ]; do
-  if [ -d "$1" ]; then
-    mount -t tmpfs -o size=4k,mode=000 prbot-hidden "$1" 2>/dev/null ||
-      { [ -r "$1" ] && exit 125; }
-  elif [ -e "$1" ]; then
-    mount --bind /dev/null "$1" 2>/dev/null || { [ -r "$1" ] && exit 125; }
-  fi
+  case "$1" in
+  ro:*)
+    p=${1#ro:}
+    { mount --bind "$p" "$p" && mount -o remount,bind,ro "$p" "$p"; } 2>/dev/null ||
+      { [ -w "$p" ] && exit 125; }
+    ;;
+  *)
+    if [ -d "$1" ]; then
+      mount -t tmpfs -o size=4k,mode=000 prbot-hidden "$1" 2>/dev/null ||
+        { [ -r "$1" ] && exit 125; }
+    elif [ -e "$1" ]; then
+      mount --bind /dev/null "$1" 2>/dev/null || { [ -r "$1" ] && exit 125; }
+    fi
+    ;;
+  esac
   shift
 done
 shift
@@ -163,13 +174,18 @@ class SandboxRunner:
         """The allowlist (bot.local.childenv), HOME in the work tree, then the caller's settings."""
         return allowlisted_environment({"HOME": str(home), **self.extra_env, **(extra or {})})
 
-    def _wrapped(self, argv: Sequence[str], *, network: bool) -> list[str]:
+    def _wrapped(self, argv: Sequence[str], *, cwd: Path, network: bool) -> list[str]:
         if not self.namespaced:
             return list(argv)
         unshare = shutil.which("unshare") or "unshare"
         hidden = [str(p) for p in self.secret_paths() if os.path.lexists(p)]
+        # prbot's own code and interpreter are read-only to the tool (as prbot's user it could
+        # otherwise rewrite what the next worker imports), unless the tool's tree is inside.
+        read_only = [
+            f"ro:{p}" for p in _installation() if p.is_dir() and not Path(cwd).is_relative_to(p)
+        ]
         net = [] if network else ["--net"]
-        wrapper = ["/bin/sh", "-c", _HIDE_AND_EXEC, "sh", unshare, *hidden, "--"]
+        wrapper = ["/bin/sh", "-c", _HIDE_AND_EXEC, "sh", unshare, *hidden, *read_only, "--"]
         return [unshare, *_UNSHARE, *net, *wrapper, *argv]
 
     def run(
@@ -204,7 +220,7 @@ class SandboxRunner:
 
         self.invocations += 1
         started = time.monotonic()
-        command = self._wrapped(argv, network=network)
+        command = self._wrapped(argv, cwd=Path(cwd), network=network)
         wrapped = len(command) != len(argv)
         if wrapped:
             _check_startable(argv[0], Path(cwd), child_env.get("PATH"))
@@ -244,6 +260,15 @@ class SandboxRunner:
         if timed_out:
             return RunResult(tuple(argv), None, out or "", err or "", seconds, timed_out=True)
         return RunResult(tuple(argv), returncode, out, err, seconds)
+
+
+@functools.cache
+def _installation() -> tuple[Path, ...]:
+    """Where prbot's code and interpreter live: its package's directory, the environment and
+    the interpreter it was made from."""
+    package = Path(__file__).resolve().parents[2]
+    found = {package, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    return tuple(sorted(p for p in found if p != Path("/")))
 
 
 def _check_startable(program: str, cwd: Path, path: str | None) -> None:
