@@ -233,3 +233,23 @@ def test_a_readers_review_delegates_nothing(dispatching) -> None:
     author_approves(dispatching, number)
     assert "must approve the PR" in bot_replies(dispatching, number)[-1]
     assert prbot_builds(dispatching.buildkite) == []
+
+
+def test_a_feature_without_its_permission_is_one_line_and_the_rest_comes_out(tmp_path) -> None:
+    stack, running = make_stack(tmp_path, ADVISORY + "features:\n  autofix: true\n")
+    try:
+        granted = {"metadata": "read", "contents": "read", "pull_requests": "read"}
+        running.github.installations[INSTALLATION_ID].permissions = {
+            **granted,
+            "issues": "write",
+            "checks": "write",
+        }
+        number, _ = open_pr(running)
+        wait_for(lambda: "GPU jobs" in comment(running, number), what="the report")
+        wait_for(running.idle, what="idle")
+        body = comment(running, number)
+        [line] = [ln for ln in body.splitlines() if "features.autofix is on" in ln]
+        assert "not granted contents: write: GitHub refuses the fix push" in line
+        assert "Changed files" in body  # the other sections still came out
+    finally:
+        stack.__exit__(None, None, None)

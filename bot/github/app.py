@@ -181,6 +181,15 @@ class InstallationClient:
         with self._lock:  # refresh at most once when several jobs race
             return self._auth.token
 
+    def granted(self) -> dict[str, str] | None:
+        """The permissions GitHub gave the installation's token (its access-token answer),
+        or None when they are not known."""
+        self.token()
+        # PyGithub keeps the answer on the auth object, without a public accessor.
+        answer = getattr(self._auth, "_AppInstallationAuth__installation_authorization", None)
+        permissions = getattr(answer, "permissions", None)
+        return dict(permissions) if isinstance(permissions, dict) else None
+
     def _repo(self, full_name: str):  # noqa: ANN202 - PyGithub Repository
         return self.gh.get_repo(full_name)
 

@@ -122,7 +122,9 @@ class RestApi:
             {
                 "token": token.value,
                 "expires_at": token.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "permissions": dict(APP_PERMISSIONS),
+                "permissions": dict(
+                    self.gh.installations[installation_id].permissions or APP_PERMISSIONS
+                ),
                 "repository_selection": "selected" if repos else "all",
             },
             status=201,

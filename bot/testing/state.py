@@ -25,6 +25,8 @@ class Installation:
     id: int
     account: str
     created_at: str = field(default_factory=now_iso)
+    # What the owner accepted; None: everything the App asks for (APP_PERMISSIONS).
+    permissions: dict[str, str] | None = None
 
 
 @dataclass

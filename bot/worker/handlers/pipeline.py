@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.checks import CheckContext
+from bot.core.features import missing_grants
+from bot.core.sections import Section, Status
 from bot.core.snapshot import Snapshot, snapshot_from_pull
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher
@@ -98,6 +100,10 @@ class Pipeline:
             checked = self.check(snapshot, loaded)
         finally:
             snapshot.close()
+        # A feature on whose permission the installation lacks: one line, the rest as it is.
+        granted = client.granted() if client is not None else None
+        for line in reversed(missing_grants(loaded.ruleset.features.on(), granted)):
+            checked.sections.insert(0, Section("rules", Status.WARN, line))
         # Advisory (no features.dispatch): nothing waits for an approval prbot would act on.
         report = as_advisory(checked, "dispatch" in loaded.ruleset.features.on())
         markdown = render_markdown(report, html_base=job.get("html_base") or "https://github.com")
