@@ -50,7 +50,9 @@ TOKENSPEED = (
     "vllm/v1/attention/backends/mla/tokenspeed_mla.py",
     "vllm/v1/attention/backends/mla/prefill/tokenspeed_mla.py",
 )
-TOKENSPEED_EXPECTED = ("lazy-cache", "literal-dimensions", "silent-optional-import")
+TOKENSPEED_EXPECTED = ("lazy-cache", "capability-contradiction", "literal-dimensions")
+# Points the maintainer found false on TOKENSPEED_MLA: each must stay absent.
+TOKENSPEED_ABSENT = ("silent-optional-import", "unbounded-cache")
 VERDICTS = Path(__file__).with_name("real_review_verdicts.yaml")
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "real_review.md"
 
@@ -175,7 +177,7 @@ def run(versions: list[str]) -> dict:
         repo = pair(base, head)
         snapshot = snapshot_from_checkout(repo, "base", "head", trusted=True)
         changed = list(snapshot.files)
-        _restricted(snapshot)
+        snapshot = _restricted(snapshot)  # (was discarded: the whole diff was reviewed)
         began = time.perf_counter()
         section = run_review(snapshot, rules, context)
         whole = time.perf_counter() - began
@@ -255,7 +257,7 @@ def render(result: dict) -> str:
     ]
     lines += [
         "",
-        "| Pair | Python files changed | Lines added | Flags | Check time (whole diff) |",
+        "| Pair | Python files changed (the two directories) | Lines added | Flags | Check time |",
         "| --- | --- | --- | --- | --- |",
     ]
     for p in result["pairs"]:
@@ -274,23 +276,50 @@ def render(result: dict) -> str:
     share = f"{len(warranted) / len(checked):.0%}" if checked else "n/a"
     restricted = [f for f in checked if f["scope"] == "restricted"]
     restricted_ok = [f for f in restricted if f["verdict"] == "warranted"]
+    claims = [
+        f
+        for f in points
+        if any(w in f["why"].lower() for w in ("silent", "never freed", "nothing frees"))
+    ]
+    restricted_share = f"{len(restricted_ok) / len(restricted):.0%}" if restricted else "n/a"
     lines += [
         "",
-        "## Hand-checked flags",
+        "## Judged review points",
         "",
-        f"{len(checked)} of {len(points)} distinct review points checked by hand: {len(warranted)} "
-        f"warranted ({share}; target ≥ 80%); in the two directories alone "
-        f"{len(restricted_ok)} of {len(restricted)}.",
+        f"In the measured scope (every backend and layer file changed between consecutive "
+        f"releases): {len(restricted_ok)} of {len(restricted)} points warranted "
+        f"({restricted_share}; target ≥ 90%). Over every distinct point, the whole-tree scan "
+        f"included: {len(warranted)} of {len(checked)} ({share}; {len(points) - len(checked)} "
+        f'unchecked). Points whose text claims behaviour ("silent", "never freed", '
+        f'"nothing frees"): {len(claims)}.',
         "",
-        "| Pair or tree | Pattern | At | Verdict | Why (verdict) |",
-        "| --- | --- | --- | --- | --- |",
+        "Each point was judged by reading the code at that release: is the reason returned, "
+        "is the key bounded, is the branch reachable. The verdicts and their reasons are in "
+        "`benchmarks/real_review_verdicts.yaml`.",
+        "",
+        "| Pair or tree | At | Pattern | Point (prbot's text) | Verdict | Why (the judgement) |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for f in points:
         note = f["note"].replace("|", "\\|")
+        why = f["why"].replace("|", "\\|")
         lines.append(
-            f"| {f['pair']} | `{f['pattern']}` | `{f['path']}:{f['line']}` | {f['verdict']} | "
-            f"{note} |"
+            f"| {f['pair']} | `{f['path']}:{f['line']}` | `{f['pattern']}` | {why} | "
+            f"{f['verdict']} | {note} |"
         )
+    dropped = [
+        v for v in _verdicts().values() if (v["path"], v["pattern"], v["snippet"]) not in distinct
+    ]
+    if dropped:
+        lines += [
+            "",
+            "Points raised by earlier versions of the patterns and no longer raised "
+            "(judged false; the TOKENSPEED_MLA shapes are tests in tests/test_review_*.py):",
+            "",
+        ]
+        lines += [
+            f"- `{v['pattern']}` at `{v['path']}` (`{v['snippet']}`): {v['note']}" for v in dropped
+        ]
     unreadable = [f for f in result["flags"] if f["pattern"] == "not-reviewed"]
     if unreadable:
         lines += ["", "Files not reviewed (each a `not-reviewed` finding, never a crash):", ""]
@@ -334,6 +363,18 @@ def render(result: dict) -> str:
                     "base's (the backend without that line)"
                 )
             lines.append(f"- `{pattern}`: {state}")
+        for pattern in TOKENSPEED_ABSENT:
+            here = pattern in found
+            with_base = pattern in base_found
+            lines.append(
+                f"- `{pattern}` (false on this backend, by the maintainer's reading): "
+                + ("**flagged**" if here else "not flagged")
+                + (
+                    ", and **flagged** with the base's requirement files"
+                    if with_base
+                    else ", nor with the base's requirement files (no tokenspeed-mla line)"
+                )
+            )
     lines += [
         "",
         "## Caveats",
@@ -347,6 +388,10 @@ def render(result: dict) -> str:
         "tables, version-fallback imports, feature probes of submodules, `ValueError` "
         "validation), so the precision above is measured on the development data.",
         "- Times are on a 2-core machine shared with seven other sessions (load 10-18).",
+        "- Until this run the script discarded its restriction to the two directories "
+        "(`_restricted` returned a copy nobody kept), so earlier pages reviewed whole release "
+        "diffs, alphabetically up to the 300-file limit; the figures above are the first "
+        "measured on the backend and layer files alone.",
     ]
     return "\n".join(lines) + "\n"
 
