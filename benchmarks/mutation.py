@@ -810,11 +810,15 @@ class Run:
     outcome: str  # passed | failed | timeout
     seconds: float
     failed: str  # the first failing test, or the last line of output
+    every_failed: tuple[str, ...] = ()
 
 
-def run_pytest(tree: Path, args: list[str], *, workers: int, timeout: float) -> Run:
+def run_pytest(
+    tree: Path, args: list[str], *, workers: int, timeout: float, stop_first: bool = True
+) -> Run:
     """pytest in the copy, stopping at the first failure (-x), in a fixed order."""
-    argv = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    argv += ["-x"] if stop_first else []
     argv += ["-p", "no:randomly", "-n", str(workers)]
     if workers > 0:
         argv += ["--dist", "loadfile"]
@@ -833,9 +837,10 @@ def run_pytest(tree: Path, args: list[str], *, workers: int, timeout: float) -> 
     seconds = time.monotonic() - started
     if proc.returncode == 0:
         return Run("passed", seconds, "")
-    found = _FAILED.search(proc.stdout)
+    found = _FAILED.findall(proc.stdout)
     lines = (proc.stdout + proc.stderr).strip().splitlines()
-    return Run("failed", seconds, found.group(1) if found else (lines[-1] if lines else ""))
+    first = found[0] if found else (lines[-1] if lines else "")
+    return Run("failed", seconds, first, tuple(dict.fromkeys(found)))
 
 
 def apply(tree: Path, mutation: Mutation) -> dict[Path, str]:
@@ -869,13 +874,15 @@ def every_test_file(tree: Path) -> list[str]:
     return sorted(str(p.relative_to(tree)) for p in (tree / "tests").glob("test_*.py"))
 
 
-def try_mutation(tree: Path, mutation: Mutation, workers: int, named_only: bool) -> Result:
+def try_mutation(
+    tree: Path, mutation: Mutation, workers: int, named_only: bool, skip: list[str]
+) -> Result:
     """The likely tests first, one process (cheap when they kill); then, only if they pass,
     every other test file of the suite on ``workers`` processes, so a survivor has passed
     the whole suite."""
     originals = apply(tree, mutation)
     try:
-        named = run_pytest(tree, list(mutation.tests), workers=0, timeout=NAMED_TIMEOUT)
+        named = run_pytest(tree, [*mutation.tests, *skip], workers=0, timeout=NAMED_TIMEOUT)
         seconds = named.seconds
         if named.outcome != "passed":
             return Result(mutation.id, "killed", named.failed, "named", seconds)
@@ -883,7 +890,7 @@ def try_mutation(tree: Path, mutation: Mutation, workers: int, named_only: bool)
             return Result(mutation.id, "survived", "", "named", seconds)
         whole_files = {t for t in mutation.tests if "::" not in t}
         rest = [f for f in every_test_file(tree) if f not in whole_files]
-        suite = run_pytest(tree, rest, workers=workers, timeout=SUITE_TIMEOUT)
+        suite = run_pytest(tree, [*rest, *skip], workers=workers, timeout=SUITE_TIMEOUT)
         seconds += suite.seconds
         if suite.outcome != "passed":
             return Result(mutation.id, "killed", suite.failed, "suite", seconds)
@@ -899,7 +906,7 @@ def probe(
     baseline: bool,
     log: Path | None,
     named_only: bool = False,
-) -> tuple[list[Result], float | None]:
+) -> tuple[list[Result], float | None, list[str]]:
     work = Path(tempfile.mkdtemp(prefix="prbot-mutation-"))
     tree = work / "tree"
     try:
@@ -916,16 +923,31 @@ def probe(
         if not where.startswith(str(tree)):
             raise SystemExit(f"the copy's tests would import {where}, not the copy")
         baseline_seconds = None
+        failing: list[str] = []  # tests that fail unmutated tell no mutant apart: deselected
         if baseline:
             print("baseline: the whole suite on the unmutated copy", flush=True)
-            run = run_pytest(tree, every_test_file(tree), workers=workers, timeout=SUITE_TIMEOUT)
-            if run.outcome != "passed":
-                raise SystemExit(f"the unmutated suite does not pass ({run.outcome}): {run.failed}")
+            run = run_pytest(
+                tree,
+                every_test_file(tree),
+                workers=workers,
+                timeout=SUITE_TIMEOUT,
+                stop_first=False,
+            )
+            if run.outcome == "timeout" or (run.outcome == "failed" and not run.every_failed):
+                raise SystemExit(f"the unmutated suite did not run ({run.outcome}): {run.failed}")
+            failing = list(run.every_failed)
             baseline_seconds = run.seconds
-            print(f"baseline passed in {baseline_seconds:.0f}s", flush=True)
+            print(
+                f"baseline ran in {baseline_seconds:.0f}s; failing unmutated: {failing}", flush=True
+            )
+            if log is not None:
+                with log.open("a") as handle:
+                    record = {"baseline_seconds": baseline_seconds, "failing_unmutated": failing}
+                    handle.write(json.dumps(record) + "\n")
+        skip = [arg for test in failing for arg in ("--deselect", test)]
         results = []
         for mutation in mutations:
-            result = try_mutation(tree, mutation, workers, named_only)
+            result = try_mutation(tree, mutation, workers, named_only, skip)
             print(
                 f"{mutation.id:>4} {result.outcome:<8} {result.stage:<5} {result.seconds:6.1f}s"
                 f"  {mutation.promise}  [{result.by}]",
@@ -935,7 +957,7 @@ def probe(
             if log is not None:
                 with log.open("a") as handle:
                     handle.write(json.dumps(asdict(result)) + "\n")
-        return results, baseline_seconds
+        return results, baseline_seconds, failing
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -946,6 +968,7 @@ def render(
     *,
     postgres: bool,
     listed: int,
+    failing: list[str] = (),
     note: str = "",
 ) -> str:
     by_id = {mutation.id: mutation for mutation in MUTATIONS}
@@ -976,7 +999,7 @@ def render(
         f"**Killed: {killed} of {len(results)} ({share}).** {len(results)} of the "
         f"{listed} mutations on the list ran in this run. "
         + (
-            f"The whole suite on the unmutated copy passed first, in {baseline_seconds:.0f} s. "
+            f"The whole suite ran on the unmutated copy first, in {baseline_seconds:.0f} s. "
             if baseline_seconds is not None
             else "No baseline run of the whole suite this time. "
         )
@@ -984,6 +1007,14 @@ def render(
         "of the suite. Measured on the shared 2-core machine.",
         "",
     ]
+    if failing:
+        lines += [
+            "These tests failed on the unmutated copy (broken on main when the run began, not by "
+            "a mutation), so they were deselected from every mutation run: "
+            + ", ".join(_short(t) for t in failing)
+            + ".",
+            "",
+        ]
     if note:
         lines += [note, ""]
     lines += [
@@ -1050,13 +1081,18 @@ def main() -> int:
     args = parser.parse_args()
     postgres = bool(os.environ.get("PRBOT_TEST_DATABASE_URL"))
     if args.page_from_log:
-        results = [
-            Result(**json.loads(line))
-            for line in args.page_from_log.read_text().split("\n")
-            if line
-        ]
+        records = [json.loads(line) for line in args.page_from_log.read_text().splitlines() if line]
+        head = next((r for r in records if "baseline_seconds" in r), {})
+        results = [Result(**r) for r in records if "id" in r]
         PAGE.write_text(
-            render(results, None, postgres=postgres, listed=len(MUTATIONS), note=args.note)
+            render(
+                results,
+                head.get("baseline_seconds"),
+                postgres=postgres,
+                listed=len(MUTATIONS),
+                failing=head.get("failing_unmutated", []),
+                note=args.note,
+            )
         )
         print(f"wrote {PAGE.relative_to(ROOT)} from {len(results)} results")
         return 0
@@ -1073,7 +1109,7 @@ def main() -> int:
         return 0
     if args.named_only and args.write:
         parser.error("--named-only runs are not the page's figures")
-    results, baseline_seconds = probe(
+    results, baseline_seconds, failing = probe(
         chosen,
         workers=args.workers,
         baseline=not (args.no_baseline or args.named_only),
@@ -1086,7 +1122,11 @@ def main() -> int:
         if r.outcome == "survived":
             print(f"  survived: {r.id}")
     if args.write:
-        PAGE.write_text(render(results, baseline_seconds, postgres=postgres, listed=len(MUTATIONS)))
+        PAGE.write_text(
+            render(
+                results, baseline_seconds, postgres=postgres, listed=len(MUTATIONS), failing=failing
+            )
+        )
         print(f"wrote {PAGE.relative_to(ROOT)}")
     return 0 if killed == len(results) else 1
 
