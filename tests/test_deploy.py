@@ -169,3 +169,33 @@ def test_systemd_unit_runs_a_prebuilt_venv_in_a_read_only_system(
     )
     done = _run(analyze, "verify", str(local))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_actions_workflow_is_valid_and_takes_every_input_prbot_sends() -> None:
+    from bot.engines.actions import ENV_INPUTS
+
+    workflow = DEPLOY / "gpu-bench" / "prbot-gpu.yml"
+    done = _run(
+        _tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = yaml.safe_load(workflow.read_text())
+    inputs = data[True]["workflow_dispatch"]["inputs"]  # YAML 1.1 reads "on" as True
+    # A dispatch with an input the workflow does not declare is refused by GitHub (422).
+    assert {"prbot_dispatch", "commit", "pr", "steps", *ENV_INPUTS.values()} == set(inputs)
+    assert data["run-name"] == "prbot ${{ inputs.prbot_dispatch }}"
+    script = data["jobs"]["benchmark"]["steps"][2]["run"]
+    assert "python3 -m bot bench run" in script and "--output-json {output}" in script
+
+
+def test_the_buildkite_step_runs_one_paired_job_and_uploads_its_layout() -> None:
+    from bot.engines.base import ALLOWED_BUILD_ENV
+
+    text = (DEPLOY / "gpu-bench" / "buildkite-step.yaml").read_text()
+    (step,) = yaml.safe_load(text)["steps"]
+    assert step["key"] == "prbot-benchmark-h100" and step["optional"] is True
+    script = "\n".join(step["commands"])
+    assert "python3 -m bot bench run" in script and "--gpus device={gpu}" in script
+    assert set(step["artifact_paths"]) == {"bench/base/*", "bench/head/*", "bench/job.json"}
+    named = {name for name in ALLOWED_BUILD_ENV if name.startswith("PRBOT_BENCHMARK_")}
+    assert all(name in text for name in named), named

@@ -65,18 +65,20 @@ def run(db, server, tmp_path: Path, *, mode="event", head_now=HEAD, head=TRUSTED
 
 def test_one_create_per_build_and_none_on_a_replay(engine, buildkite, tmp_path) -> None:
     outcome = run(engine, buildkite, tmp_path)
-    assert outcome.created == 3 and buildkite.count_calls("POST", "/builds") == 3
-    smoke, head_bench, base_bench = buildkite.creates()
+    assert outcome.created == 2 and buildkite.count_calls("POST", "/builds") == 2
+    smoke, head_bench = buildkite.creates()
     assert json.loads(smoke["env"]["VLLM_CI_ONLY_STEP_KEYS"]) == ["v1-attention-b200"]
     assert smoke["pull_request_labels"] == ["ready"] and smoke["branch"] == "feature"
     assert head_bench["env"]["PRBOT_BENCHMARK_BACKENDS"] == "TOKENSPEED_MLA"
-    assert (base_bench["commit"], base_bench["branch"]) == (BASE, "main")
+    # One job per benchmark, at head; its base side runs in it, at the merge base.
+    assert (head_bench["commit"], head_bench["branch"]) == (HEAD, "feature")
+    assert head_bench["env"]["PRBOT_BENCHMARK_BASE_COMMIT"] == BASE
     saved = records(engine)
     assert {r.state for r in saved.values()} == {"queued"}
     assert all(r.build_id and r.build_url for r in saved.values())
     # The same event again (a redelivery, a retry): no call to create anything.
     assert run(engine, buildkite, tmp_path).created == 0
-    assert buildkite.count_calls("POST", "/builds") == 3
+    assert buildkite.count_calls("POST", "/builds") == 2
 
 
 def test_a_crash_after_create_is_resumed_without_a_second_build(engine, buildkite, tmp_path):
@@ -99,8 +101,8 @@ def test_a_crash_after_create_is_resumed_without_a_second_build(engine, buildkit
     assert claimed  # the claim survived the crash, without its build id
     outcome = run(engine, buildkite, tmp_path)
     assert outcome.resumed == 1
-    # The smoke build was found by its key; only the two benchmark builds are new.
-    assert buildkite.count_calls("POST", "/builds") == 3
+    # The smoke build was found by its key; only the benchmark's one build is new.
+    assert buildkite.count_calls("POST", "/builds") == 2
     assert all(r.build_id for r in records(engine).values())
 
 
@@ -128,12 +130,12 @@ def test_a_refusal_is_stored_and_an_outage_retried(engine, buildkite, tmp_path) 
     assert all(r.claimed_without_build for r in records(engine).values())
     # The retry finds the claims and creates each build once.
     run(engine, buildkite, tmp_path)
-    assert buildkite.count_calls("POST", "/builds") == 3
+    assert buildkite.count_calls("POST", "/builds") == 2
     # A recheck of failed jobs that the engine refuses: stored with the one-line reason.
     for record in records(engine).values():
         store.update_result(engine, record, state="failed")
     outcome = run(engine, buildkite, tmp_path, mode="recheck", engines=lambda n: Refusing(False))
-    assert len(outcome.refused) == 3
+    assert len(outcome.refused) == 2
     assert {r.error for r in records(engine).values()} == {"Buildkite answered 503: down"}
 
 
@@ -167,6 +169,9 @@ def test_no_secret_reaches_a_build(engine, buildkite, tmp_path, monkeypatch) -> 
             "PRBOT_BENCHMARK_RUNS",
             "PRBOT_BENCHMARK_CONFIG",
             "PRBOT_BENCHMARK_BACKENDS",
+            "PRBOT_BENCHMARK_COMPARE",
+            "PRBOT_BENCHMARK_BASE_COMMIT",
+            "PRBOT_BENCHMARK_AGAINST",
         }
         assert set(body["meta_data"]) == {"prbot_dispatch"}
     assert os.environ["GITHUB_TOKEN"] == "ghs_token_value"

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+from bot.cli.demo_stack import DEMO_GPU, INSTALLATION_ID, LocalStack, wait_for
 from bot.report.render import MARKER
 from bot.store import jobs as jobs_store
 from bot.testing.buildkite_shapes import history
@@ -83,12 +83,12 @@ def comment(stack, number: int) -> str:
     return found[0]["body"] if found else ""
 
 
-def results(mean: float, seed: int) -> bytes:
+def results(mean: float, seed: int, backend: str = "FAST_MLA") -> bytes:
     rng = random.Random(seed)
     return json.dumps(
         [
             {
-                "config": {"backend": "FAST_MLA", "batch_spec": spec},
+                "config": {"backend": backend, "batch_spec": spec},
                 "mean_time": mean * rng.lognormvariate(0, 0.01),
                 "std_time": 0.0,
                 "error": None,
@@ -96,6 +96,15 @@ def results(mean: float, seed: int) -> bytes:
             for spec in ("16q1s1k", "64q1s4k")
         ]
     ).encode()
+
+
+def paired_files(head_mean: float, base_mean: float, rounds: int = 5) -> dict[str, bytes]:
+    """A prbot bench run job's artifacts: both sides, one file per round, the GPU."""
+    files = {f"{side}/machine.csv": DEMO_GPU.encode() for side in ("base", "head")}
+    for n in range(1, rounds + 1):
+        files[f"bench/base/run-{n}.json"] = results(base_mean, 100 + n, "FLASHMLA")
+        files[f"bench/head/run-{n}.json"] = results(head_mean, n)
+    return files
 
 
 def builds_for(bk, keys: list[str]) -> list:
@@ -107,11 +116,14 @@ def builds_for(bk, keys: list[str]) -> list:
 def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(stack) -> None:
     bk = stack.buildkite
     number = open_pr(stack, "MEMBER")
-    wait_for(lambda: len(bk.builds) == 3, what="three builds")
+    wait_for(lambda: len(bk.builds) == 2, what="two builds")
     wait_for(stack.idle, what="idle")
     (smoke,) = builds_for(bk, [SMOKE])
-    head_bench, base_bench = sorted(builds_for(bk, [BENCH]), key=lambda b: b.body["branch"])
-    assert head_bench.body["branch"] == "fast-mla" and base_bench.body["branch"] == "main"
+    (head_bench,) = builds_for(bk, [BENCH])  # one job: base and head alternately on one GPU
+    assert head_bench.body["branch"] == "fast-mla"
+    # FAST_MLA is new in the PR: it is timed against the incumbents on the same head.
+    assert head_bench.body["env"]["PRBOT_BENCHMARK_COMPARE"] == "backends"
+    assert "PRBOT_BENCHMARK_BASE_COMMIT" not in head_bench.body["env"]
     assert head_bench.body["env"]["PRBOT_BENCHMARK_BACKENDS"] == "FAST_MLA"
     assert "mla_decode.yaml" in head_bench.body["env"]["PRBOT_BENCHMARK_CONFIG"]
     body = comment(stack, number)
@@ -121,15 +133,13 @@ def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(sta
     assert len(runs) == 1 and runs[0]["status"] == "in_progress"
 
     bk.finish_job(smoke.number, SMOKE, "passed")
-    runs_per_side = 5
-    for build, mean, seed in ((head_bench, 1.10e-3, 1), (base_bench, 1.0e-3, 100)):
-        files = {f"results-{i}.json": results(mean, seed + i) for i in range(runs_per_side)}
-        bk.finish_job(build.number, BENCH, "passed", artifacts=files)
+    bk.finish_job(head_bench.number, BENCH, "passed", artifacts=paired_files(1.10e-3, 1.0e-3))
     wait_for(lambda: "❌ regression" in comment(stack, number), what="the ratio table")
     wait_for(stack.idle, what="idle")
     body = comment(stack, number)
-    assert "✅ passed" in body and "```mermaid\nxychart-beta" in body
-    assert "FAST\\_MLA 16q1s1k" in body
+    assert "✅ passed" in body and "```mermaid" not in body  # two rows: a chart adds nothing
+    assert "head (FAST\\_MLA) against base (FLASHMLA) on NVIDIA H200 GPU-3f81f7ad" in body
+    assert "| 16q1s1k |" in body
     runs = stack.github.check_runs(REPO, head)
     assert len(runs) == 1 and runs[0]["status"] == "completed"
 
@@ -139,7 +149,7 @@ def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(sta
     payload = {"event": "job.finished", "build": {"id": smoke.id, "number": smoke.number}}
     assert bk.deliver("job.finished", payload) in (200, 202)
     wait_for(stack.idle, what="idle")
-    assert bk.count_calls("POST", "/builds") == creates == 3
+    assert bk.count_calls("POST", "/builds") == creates == 2
     assert len(stack.github.comments(REPO, number)) == edits_before
 
     # /recheck with nothing failed creates no build.
@@ -147,7 +157,7 @@ def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(sta
     stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, note))
     wait_for(lambda: "rocket" in stack.github.reactions(REPO, note["id"]), what="recheck ran")
     wait_for(stack.idle, what="idle")
-    assert bk.count_calls("POST", "/builds") == 3
+    assert bk.count_calls("POST", "/builds") == 2
     assert "✅ passed" in comment(stack, number)
 
 
@@ -171,13 +181,13 @@ def test_an_untrusted_pr_waits_for_an_approval_of_its_head(stack) -> None:
     wait_for(stack.idle, what="idle")
     assert bk.count_calls("POST", "/builds") == 0
     stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, approval))
-    wait_for(lambda: len(bk.builds) == 3, what="builds after the approval")
+    wait_for(lambda: len(bk.builds) == 2, what="builds after the approval")
     wait_for(stack.idle, what="idle")
     approved_head = next(iter(bk.builds.values())).body["commit"]
     # The same approval delivered again changes nothing.
     stack.deliver("issue_comment", stack.github.issue_comment_event(REPO, number, approval))
     wait_for(stack.idle, what="idle")
-    assert len(bk.builds) == 3
+    assert len(bk.builds) == 2
 
     # A push makes a head nobody approved.
     new_head = stack.github.push(
@@ -186,7 +196,7 @@ def test_an_untrusted_pr_waits_for_an_approval_of_its_head(stack) -> None:
     stack.deliver("pull_request", stack.github.pull_request_event(REPO, number, "synchronize"))
     wait_for(lambda: f"prbot:head={new_head}" in comment(stack, number), what="new report")
     wait_for(stack.idle, what="idle")
-    assert "awaiting approval" in comment(stack, number) and len(bk.builds) == 3
+    assert "awaiting approval" in comment(stack, number) and len(bk.builds) == 2
     assert new_head != approved_head
 
 
@@ -226,7 +236,7 @@ def test_approvals_by_label_and_of_the_head_the_approver_saw(stack) -> None:
     wait_for(stack.idle, what="idle")
     assert bk.count_calls("POST", "/builds") == 0
     stack.deliver("pull_request", labeled("maintainer"))
-    wait_for(lambda: len(bk.builds) == 3, what="builds after the label")
+    wait_for(lambda: len(bk.builds) == 2, what="builds after the label")
     assert {b.body["commit"] for b in bk.builds.values()} >= {new_head}
     body = wait_for(lambda: "🕒 queued" in comment(stack, number) and comment(stack, number))
     assert "awaiting approval" not in body.split("Details: GPU jobs")[1]
@@ -234,15 +244,14 @@ def test_approvals_by_label_and_of_the_head_the_approver_saw(stack) -> None:
 
 def finish_benchmarks(bk) -> None:
     for build in builds_for(bk, [BENCH]):
-        files = {f"results-{i}.json": results(1.0e-3, 7 + i) for i in range(5)}
-        bk.finish_job(build.number, BENCH, "passed", artifacts=files)
+        bk.finish_job(build.number, BENCH, "passed", artifacts=paired_files(1.0e-3, 1.0e-3))
 
 
 def test_a_failure_main_never_has_is_retried_once_then_new_and_fails_the_check(stack) -> None:
     bk = stack.buildkite
     bk.seed_history(history({SMOKE: "P" * 10}, newest=900))
     number = open_pr(stack, "MEMBER")
-    wait_for(lambda: len(bk.builds) == 3, what="three builds")
+    wait_for(lambda: len(bk.builds) == 2, what="two builds")
     wait_for(stack.idle, what="idle")
     (smoke,) = builds_for(bk, [SMOKE])
     bk.finish_job(smoke.number, SMOKE, "failed")
@@ -264,7 +273,7 @@ def test_a_failure_that_is_flaky_on_main_is_not_retried_and_does_not_fail_the_ch
     bk = stack.buildkite
     bk.seed_history(history({SMOKE: "PPFPPPFPPP"}, newest=900))
     number = open_pr(stack, "MEMBER")
-    wait_for(lambda: len(bk.builds) == 3, what="three builds")
+    wait_for(lambda: len(bk.builds) == 2, what="two builds")
     wait_for(stack.idle, what="idle")
     (smoke,) = builds_for(bk, [SMOKE])
     bk.finish_job(smoke.number, SMOKE, "failed")

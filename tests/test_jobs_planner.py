@@ -48,19 +48,21 @@ def record(job: WantedJob, state: str, attempt: int = 1, side: str = "head", **e
     )
 
 
-def test_a_trusted_head_gets_one_build_for_its_smoke_steps_and_two_per_benchmark() -> None:
+def test_a_trusted_head_gets_one_build_for_its_smoke_steps_and_one_job_per_benchmark() -> None:
     result = plan([SMOKE, SMOKE2, BENCH], TRUSTED, {})
-    smoke, head_bench, base_bench = result.dispatches
+    smoke, head_bench = result.dispatches
     assert smoke.step_keys == ("v1-attention-b200", "kernels-b200") and smoke.commit_sha == HEAD
     assert (head_bench.side, head_bench.commit_sha) == ("head", HEAD)
-    assert (base_bench.side, base_bench.commit_sha) == ("base", BASE)
+    # Base and head run in that one job (prbot bench run), so it is told the merge base.
     assert head_bench.env == {
         "PRBOT_BENCHMARK_RUNS": "5",
+        "PRBOT_BENCHMARK_COMPARE": "base",
+        "PRBOT_BENCHMARK_BASE_COMMIT": BASE,
         "PRBOT_BENCHMARK_CONFIG": BENCH.config,
         "PRBOT_BENCHMARK_BACKENDS": "TOKENSPEED_MLA",
     }
     assert all(attempt == 1 for d in result.dispatches for _, attempt in d.jobs)
-    assert len({d.dispatch_key for d in result.dispatches}) == 3 and not result.awaiting
+    assert len({d.dispatch_key for d in result.dispatches}) == 2 and not result.awaiting
 
 
 def test_an_untrusted_head_waits_whatever_asks() -> None:
@@ -95,7 +97,7 @@ def test_recheck_reruns_failed_and_missing_and_recheck_all_passed_too() -> None:
     result = plan(wanted, TRUSTED, records, mode="recheck")
     smoke = result.dispatches[0]
     assert [(s.key.name, a) for s, a in smoke.jobs] == [(SMOKE2.name, 3)]
-    assert result.creates == 3  # the failed smoke step, and the missing benchmark's two sides
+    assert result.creates == 2  # the failed smoke step, and the missing benchmark's one job
     result = plan(wanted, TRUSTED, records, mode="recheck_all")
     assert [(s.key.name, a) for s, a in result.dispatches[0].jobs] == [
         (SMOKE.name, 2),
@@ -109,9 +111,10 @@ def test_a_claim_without_a_build_is_resumed_not_redispatched() -> None:
     assert result.resume == ["k7"] and result.creates == 0
 
 
-def test_the_merge_bases_run_is_reused_and_a_job_without_a_step_is_only_shown() -> None:
+def test_no_base_run_is_reused_and_a_job_without_a_step_is_only_shown() -> None:
+    # A base run from another build ran on another GPU at another time: never paired.
     result = plan([BENCH], TRUSTED, {}, reusable_base=frozenset({BENCH.name}))
-    assert [d.side for d in result.dispatches] == ["head"] and result.reused_base == [BENCH.name]
+    assert [d.side for d in result.dispatches] == ["head"] and result.reused_base == []
     stepless = dataclasses.replace(BENCH, step_key=None)
     result = plan([stepless], TRUSTED, {})
     assert not result.dispatches and "no step key" in result.problems[0]
@@ -131,3 +134,15 @@ def test_from_finding_reads_the_contract_fields() -> None:
     }
     job = WantedJob.from_finding(finding)
     assert job.backends == ("TOKENSPEED_MLA",) and job.config == "c.yaml" and job.step_key == "s"
+
+
+def test_a_new_backend_is_one_job_against_its_incumbents_on_the_head() -> None:
+    new = dataclasses.replace(BENCH, compare="backends", against=("FLASHMLA", "CUTLASS_MLA"))
+    (job,) = plan([new], TRUSTED, {}).dispatches
+    assert job.commit_sha == HEAD
+    assert job.env["PRBOT_BENCHMARK_COMPARE"] == "backends"
+    assert job.env["PRBOT_BENCHMARK_AGAINST"] == "FLASHMLA,CUTLASS_MLA"
+    assert "PRBOT_BENCHMARK_BASE_COMMIT" not in job.env
+    finding = {"name": "b", "kind": "benchmark", "compare": "backends", "against": ["FLASHMLA"]}
+    wanted = WantedJob.from_finding(finding)
+    assert (wanted.compare, wanted.against) == ("backends", ("FLASHMLA",))

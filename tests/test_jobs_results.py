@@ -167,3 +167,31 @@ def test_a_results_file_label_is_bounded_and_long_ones_stay_apart(engine, buildk
     assert len(labels) == 3 and "FLASH_ATTN 1q" in labels
     assert all(len(label) <= MAX_LABEL_CHARS for label in labels)
     assert sorted(saved.results[0].values()) == [0.5, 0.7, 0.9]
+
+
+def test_a_paired_job_keeps_both_sides_and_the_section_judges_them(engine, buildkite) -> None:
+    import random
+
+    from bot.core.sections import Section, Status
+    from bot.jobs.progress import overlay
+    from tests.bench_helpers import machine_csv, run_json
+
+    number, records = dispatched(engine, buildkite, ("bench", "benchmark", "b1"))
+    rng = random.Random(9)
+    files = {f"bench/{side}/machine.csv": machine_csv().encode() for side in ("base", "head")}
+    for n in range(1, 6):
+        files[f"bench/base/run-{n}.json"] = run_json(rng).encode()
+        files[f"bench/head/run-{n}.json"] = run_json(rng, slowdown=0.10).encode()
+    buildkite.finish_job(number, "b1", "passed", artifacts=files, deliver=False)
+    assert refresh_build(engine, client(buildkite), records).changed == 1
+    (saved,) = store.records_for_head(engine, "acme/widgets", 7, HEAD)
+    (kept,) = saved.results
+    assert sorted(kept["paired"]["head"]["runs"]) == ["1", "2", "3", "4", "5"]
+    assert "GPU-3f81f7ad" in kept["paired"]["base"]["machine"]
+    finding = {"name": "bench", "kind": "benchmark", "status": "selected", "hardware": "h200"}
+    drawn = overlay(Section("jobs", Status.PASS, "1 job", [finding]), [saved])
+    rows = {c["config"]: c for c in drawn.findings[0]["comparisons"]}
+    assert rows["CUDNN q2k"]["verdict"] == "regression" and rows["CUDNN q2k"]["paired"]
+    (bench,) = drawn.data["benchmarks"]
+    assert bench["runs"] == "5 paired rounds (ABBA, one GPU)"
+    assert "on NVIDIA H200 GPU-3f81f7ad" in bench["what"] and bench["chart"]

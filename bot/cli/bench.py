@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run base and head alternately (ABBA) on one idle GPU, a fresh process each",
         description=(
             "Each template is split like a shell command; {output} (the results JSON to "
-            "write), {round} and {side} are replaced in every argument."
+            "write), {round}, {side} and {gpu} are replaced in every argument."
         ),
     )
     run.add_argument("--base", required=True, metavar="TEMPLATE", help="base side's command")

@@ -193,7 +193,8 @@ def _run(root: Path, timeout: float) -> int:
 
 def _gpu_jobs(stack, number: int, timeout: float) -> dict | None:  # noqa: ANN001
     """A maintainer approves the head (`/approve-gpu`); prbot dispatches to the local Buildkite,
-    whose agents finish the jobs (the head's benchmark 10% slower) and send signed webhooks."""
+    whose agents finish the jobs (one paired job per benchmark, the head 10% slower) and send
+    signed webhooks."""
     from bot.cli.demo_stack import finish_gpu_jobs, wait_for
     from bot.report.render import MARKER
 
@@ -204,7 +205,7 @@ def _gpu_jobs(stack, number: int, timeout: float) -> dict | None:  # noqa: ANN00
     stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, approval))
     with step("waiting for the GPU builds on the local Buildkite"):
         try:
-            wait_for(lambda: len(bk.builds) >= 3, timeout=timeout, what="the GPU builds")
+            wait_for(lambda: len(bk.builds) >= 2, timeout=timeout, what="the GPU builds")
             wait_for(stack.idle, timeout=timeout, what="the dispatch")
         except TimeoutError as exc:
             raise CliError(str(exc)) from None

@@ -224,9 +224,34 @@ def benchmark_results(backend: str, mean_seconds: float, seed: int) -> bytes:
     return json.dumps(rows).encode()
 
 
+DEMO_GPU = (
+    "name, uuid, driver_version, clocks.current.sm [MHz], clocks.current.memory [MHz], "
+    "temperature.gpu\nNVIDIA H200, GPU-3f81f7ad-710f-44f4-328d-73a7754145b0, 580.159.04, "
+    "1980 MHz, 3201 MHz, 37\n"
+)
+
+
+def benchmark_job_files(env: dict, head_slowdown: float) -> dict[str, bytes]:
+    """What a ``prbot bench run`` job uploads: ``base/`` and ``head/`` with one results file
+    per round and the GPU's machine.csv; a ``backends`` job times the incumbent as base."""
+    backend = (env.get("PRBOT_BENCHMARK_BACKENDS") or "FLASH_ATTN").split(",")[0]
+    against = (env.get("PRBOT_BENCHMARK_AGAINST") or "").split(",")[0]
+    backends_job = env.get("PRBOT_BENCHMARK_COMPARE") == "backends"
+    files = {f"{side}/machine.csv": DEMO_GPU.encode() for side in ("base", "head")}
+    for round_number in range(1, int(env["PRBOT_BENCHMARK_RUNS"]) + 1):
+        if against or not backends_job:  # a new backend with no incumbent has no base side
+            files[f"base/run-{round_number}.json"] = benchmark_results(
+                against or backend, 1.0e-3, 1000 + round_number
+            )
+        files[f"head/run-{round_number}.json"] = benchmark_results(
+            backend, 1.0e-3 * head_slowdown, round_number
+        )
+    return files
+
+
 def finish_gpu_jobs(stack: LocalStack, *, head_slowdown: float = 1.0, state: str = "passed") -> int:
     """Finish every job of every build the local Buildkite holds, as its agents would: each
-    benchmark uploads one results file per run (``PRBOT_BENCHMARK_RUNS``), the head's
+    benchmark job uploads both sides' runs (``PRBOT_BENCHMARK_RUNS`` rounds), the head's
     ``head_slowdown`` times the base's. Each finish sends its signed webhooks; returns how
     many jobs finished."""
     bk = stack.buildkite
@@ -237,17 +262,12 @@ def finish_gpu_jobs(stack: LocalStack, *, head_slowdown: float = 1.0, state: str
         builds = list(bk.builds.values())
     for build in builds:
         env = build.body.get("env") or {}
-        base_side = str(build.body.get("message", "")).startswith("prbot: benchmark base")
         for job in list(build.jobs):
             if job.state != "scheduled":
                 continue
             artifacts = {}
             if "PRBOT_BENCHMARK_RUNS" in env:
-                backend = (env.get("PRBOT_BENCHMARK_BACKENDS") or "FLASH_ATTN").split(",")[0]
-                mean = 1.0e-3 * (1.0 if base_side else head_slowdown)
-                for run in range(int(env["PRBOT_BENCHMARK_RUNS"])):
-                    seed = run + (1000 if base_side else 0)
-                    artifacts[f"results-{run + 1}.json"] = benchmark_results(backend, mean, seed)
+                artifacts = benchmark_job_files(env, head_slowdown)
             bk.finish_job(build.number, job.step_key, state, artifacts=artifacts)
             finished += 1
     return finished

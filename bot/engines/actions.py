@@ -5,8 +5,9 @@ The workflow (``PRBOT_ACTIONS_WORKFLOW``, default ``prbot-gpu.yml``) is dispatch
 PR edited; the commit to test comes in as an input. Its inputs: ``prbot_dispatch`` (the key
 the run is matched back by; the workflow sets ``run-name: prbot ${{ inputs.prbot_dispatch }}``),
 ``commit``, ``pr``, ``steps`` (a JSON list of job names to run) and, for a benchmark,
-``benchmark_config``, ``benchmark_backends``, ``benchmark_runs``. Each job of the run is a
-step; JSON files inside the run's artifacts are benchmark results.
+``benchmark_config``, ``benchmark_backends``, ``benchmark_runs``, ``benchmark_compare``,
+``benchmark_base_commit``, ``benchmark_against`` (deploy/gpu-bench/prbot-gpu.yml declares
+them). Each job of the run is a step; JSON files inside the run's artifacts are benchmark results.
 
 GitHub answers a dispatch with the run it created when asked (``return_run_details``,
 PyGithub >= 2.10); an older server answers 204 with nothing, and the run is then found by
@@ -36,6 +37,9 @@ ENV_INPUTS = {
     "PRBOT_BENCHMARK_CONFIG": "benchmark_config",
     "PRBOT_BENCHMARK_BACKENDS": "benchmark_backends",
     "PRBOT_BENCHMARK_RUNS": "benchmark_runs",
+    "PRBOT_BENCHMARK_COMPARE": "benchmark_compare",
+    "PRBOT_BENCHMARK_BASE_COMMIT": "benchmark_base_commit",
+    "PRBOT_BENCHMARK_AGAINST": "benchmark_against",
 }
 MAX_ZIP_MEMBERS = 200
 
@@ -202,7 +206,11 @@ class ActionsEngine:
         for artifact in self.artifacts(build, job):
             try:
                 archive = zipfile.ZipFile(io.BytesIO(self.download(artifact, limit=limit)))
-                members = [m for m in archive.infolist() if m.filename.endswith(".json")]
+                members = [
+                    m
+                    for m in archive.infolist()
+                    if m.filename.endswith((".json", "/machine.csv", "/machine-end.csv"))
+                ]
                 for member in members[:MAX_ZIP_MEMBERS]:
                     if len(files) >= max_files:
                         break

@@ -139,7 +139,9 @@ class BuildkiteEngine:
         return tuple(
             Artifact(
                 str(a["id"]),
-                str(a["filename"]),
+                # The path keeps the folders (base/run-1.json and head/run-1.json both have
+                # the filename run-1.json).
+                str(a.get("path") or a["filename"]),
                 int(a.get("file_size") or 0),
                 str(a["download_url"]),
             )
@@ -150,9 +152,16 @@ class BuildkiteEngine:
     def result_files(
         self, build: BuildRef, job: JobState, *, limit: int, max_files: int
     ) -> tuple[list[tuple[str, bytes]], list[str]]:
-        """The job's ``*.json`` artifacts by name (one per benchmark run), bounded."""
+        """The job's ``*.json`` artifacts by path (one per benchmark run) and its ``machine.csv``
+        files (``prbot bench run``'s GPU records), bounded."""
         listed = sorted(
-            (a for a in self.artifacts(build, job) if a.filename.endswith(".json")),
+            (
+                a
+                for a in self.artifacts(build, job)
+                if a.filename.endswith(".json")
+                or a.filename.endswith("machine.csv")
+                or a.filename.endswith("machine-end.csv")
+            ),
             key=lambda a: a.filename,
         )
         files, problems = [], []

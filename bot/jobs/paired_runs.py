@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from bot.jobs.benchmark_results import NAMING, ResultError, backends_by_label, parse_results
 from bot.jobs.compare import FAILED, Comparison, compare, compare_paired, withhold
-from bot.jobs.gpu_identity import Gpu, MachineError, parse_machine_csv, same_gpus
+from bot.jobs.gpu_identity import MAX_CSV_BYTES, Gpu, MachineError, parse_machine_csv, same_gpus
 
 RUN_NAME = re.compile(r"^run-(\d{1,6})\.json$")
 MACHINE_NAME = "machine.csv"
@@ -85,6 +85,7 @@ class Verdicts:
 def _read_runs(
     side: Side, name: str, naming: tuple[str, ...], problems: list[str]
 ) -> tuple[dict[int, dict[str, float]], list[str]]:
+    # Only a side's own (reader's) problems and its files' are added here.
     runs: dict[int, dict[str, float]] = {}
     backends: list[str] = []
     problems.extend(side.problems)
@@ -151,6 +152,29 @@ def _gpu_reason(
     return f"{described}: different GPUs are not compared", ""
 
 
+def parse_sides(base: Side, head: Side, *, naming: tuple[str, ...] = NAMING) -> dict:
+    """The two sides' files read into plain JSON data (what a job record keeps): per side the
+    runs by round (``{"1": {label: time}}``), the machine files as text, the backends; and
+    every problem met. ``judge`` gives the verdicts from it."""
+    problems: list[str] = []
+    parsed: dict = {"naming": list(naming), "problems": problems}
+    for name, side in (("base", base), ("head", head)):
+        runs, backends = _read_runs(side, name, naming, problems)
+        parsed[name] = {
+            "runs": {str(n): run for n, run in runs.items()},
+            "backends": backends,
+            "machine": _text(side.machine),
+            "machine_end": _text(side.machine_end),
+        }
+    return parsed
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    return data.decode("utf-8", errors="replace")[: MAX_CSV_BYTES + 1]
+
+
 def verdicts(
     base: Side,
     head: Side,
@@ -161,11 +185,42 @@ def verdicts(
     naming: tuple[str, ...] = NAMING,
 ) -> Verdicts:
     """The verdicts of one job's base and head runs, paired by round."""
-    problems: list[str] = []
-    base_runs, base_backends = _read_runs(base, "base", naming, problems)
-    head_runs, head_backends = _read_runs(head, "head", naming, problems)
-    base_machine = _machines(base, "base", problems)
-    head_machine = _machines(head, "head", problems)
+    return judge(
+        parse_sides(base, head, naming=naming),
+        factor=factor,
+        alpha=alpha,
+        allow_different_gpus=allow_different_gpus,
+    )
+
+
+def _runs_of(parsed: dict, side: str) -> dict[int, dict[str, float]]:
+    runs = (parsed.get(side) or {}).get("runs") or {}
+    return {int(n): dict(run) for n, run in runs.items() if str(n).isdigit()}
+
+
+def judge(
+    parsed: dict,
+    *,
+    factor: float = 0.05,
+    alpha: float = 0.05,
+    allow_different_gpus: bool = False,
+) -> Verdicts:
+    """The verdicts of ``parse_sides``'s data, with the rules' thresholds."""
+    problems = list(parsed.get("problems") or [])
+    base_runs, head_runs = _runs_of(parsed, "base"), _runs_of(parsed, "head")
+    base_backends = list((parsed.get("base") or {}).get("backends") or [])
+    head_backends = list((parsed.get("head") or {}).get("backends") or [])
+    machines = {}
+    for name in SIDES:
+        data = parsed.get(name) or {}
+        side = Side(
+            machine=None if data.get("machine") is None else str(data["machine"]).encode(),
+            machine_end=(
+                None if data.get("machine_end") is None else str(data["machine_end"]).encode()
+            ),
+        )
+        machines[name] = _machines(side, name, problems)
+    base_machine, head_machine = machines["base"], machines["head"]
     gpus = {
         side: machine[0]
         for side, machine in (("base", base_machine), ("head", head_machine))

@@ -12,7 +12,8 @@ The rules, in the order they apply:
 - a job never dispatched is dispatched; one queued or running is left alone;
 - a finished job is dispatched again only by ``/recheck`` (failed, timed out or canceled
   ones), ``/recheck all`` (passed ones too) or a new approval (failed ones);
-- a benchmark's base side is reused from the merge base's latest passed run when one exists.
+- a benchmark is one job (``prbot bench run``: base and head alternately on one GPU); no
+  base run from another build is reused (``reusable_base`` is accepted and ignored).
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ class WantedJob:
     step_key: str | None = None
     backends: tuple[str, ...] = ()
     config: str | None = None
+    # A benchmark: "base" (each backend at the merge base and at head) or "backends" (new
+    # backends against ``against``, the incumbents, on the same head).
+    compare: str = "base"
+    against: tuple[str, ...] = ()
 
     @classmethod
     def from_finding(cls, finding: Mapping[str, object]) -> WantedJob:
@@ -54,6 +59,8 @@ class WantedJob:
             step_key=str(finding["step_key"]) if finding.get("step_key") else None,
             backends=tuple(str(b) for b in backends),  # type: ignore[union-attr]
             config=str(finding["config"]) if finding.get("config") else None,
+            compare="backends" if finding.get("compare") == "backends" else "base",
+            against=tuple(str(b) for b in finding.get("against") or ()),  # type: ignore[union-attr]
         )
 
 
@@ -106,7 +113,13 @@ def job_spec(job: WantedJob, head: Head, side: str) -> JobSpec:
     commit = head.head_sha if side == "head" else head.base_sha
     spec: dict[str, object] = {"reason": job.reason, "backends": list(job.backends)}
     if job.kind == BENCHMARK:
-        spec.update(config=job.config, runs=head.benchmark_runs)
+        spec.update(
+            config=job.config,
+            runs=head.benchmark_runs,
+            compare=job.compare,
+            against=list(job.against),
+            base_sha=head.base_sha,
+        )
     return JobSpec(
         JobKey(head.repo, head.number, head.head_sha, job.name, side),
         commit,
@@ -138,8 +151,14 @@ def _next_attempt(record: JobRecord | None, mode: Mode) -> int | None:
     return None
 
 
-def benchmark_env(job: WantedJob, runs: int) -> dict[str, str]:
-    env = {"PRBOT_BENCHMARK_RUNS": str(runs)}
+def benchmark_env(job: WantedJob, runs: int, base_sha: str = "") -> dict[str, str]:
+    """What the one benchmark job needs: both commits' sides run in it (``prbot bench run``),
+    ``PRBOT_BENCHMARK_RUNS`` ABBA rounds; ``backends`` compares against the incumbents."""
+    env = {"PRBOT_BENCHMARK_RUNS": str(runs), "PRBOT_BENCHMARK_COMPARE": job.compare}
+    if job.compare == "base" and base_sha:
+        env["PRBOT_BENCHMARK_BASE_COMMIT"] = base_sha
+    if job.against:
+        env["PRBOT_BENCHMARK_AGAINST"] = ",".join(job.against)
     if job.config:
         env["PRBOT_BENCHMARK_CONFIG"] = job.config
     if job.backends:
@@ -173,12 +192,10 @@ def plan(
         if not job.step_key:
             out.problems.append(f"{job.name}: no step key in the rules, so nothing to run")
             continue
-        sides = ("head", "base") if job.kind == BENCHMARK else ("head",)
-        for side in sides:
+        # One job per benchmark: base and head run in it, alternately on one GPU, so a
+        # base run made elsewhere (another build, an older base run) is never reused.
+        for side in ("head",):
             record = records.get((job.name, side))
-            if side == "base" and job.name in reusable_base and record is None:
-                out.reused_base.append(job.name)
-                continue
             attempt = _next_attempt(record, mode)
             if attempt is None:
                 continue
@@ -193,7 +210,7 @@ def plan(
                     side,
                     spec.commit_sha,
                     claimed,
-                    benchmark_env(job, head.benchmark_runs),
+                    benchmark_env(job, head.benchmark_runs, head.base_sha),
                     dispatch_key(head, side, claimed),
                 )
             )

@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.core.sections import Section, Status
+from bot.jobs.bench_markdown import headline
 from bot.jobs.benchmark_results import samples_from_runs
 from bot.jobs.compare import FAILED, IMPROVEMENT, INCONCLUSIVE, REGRESSION, compare
+from bot.jobs.paired_runs import judge
 from bot.jobs.records import ACTIVE, JobRecord
 from bot.jobs.selection import BENCHMARK
 
@@ -39,6 +41,15 @@ def safe_url(url: str | None) -> str | None:
 def chart_label(text: str) -> str:
     """A label mermaid cannot read as syntax: no quotes, braces, %, backticks or newlines."""
     return _CHART_LABEL.sub("_", text)[:40] or "_"
+
+
+def _paired(record: JobRecord | None) -> dict | None:
+    """The paired sides a ``prbot bench run`` job's results hold, if that is what they are."""
+    if record is None or not record.results:
+        return None
+    first = record.results[0]
+    paired = first.get("paired") if isinstance(first, dict) else None
+    return paired if isinstance(paired, dict) else None
 
 
 def _comparisons(
@@ -131,7 +142,31 @@ def overlay(
             updated["error"] = record.error
             updated["attempt"] = record.attempt
             _with_signal(updated, record.signal)
-        if finding.get("kind") == BENCHMARK and record is not None:
+        paired = _paired(record)
+        if finding.get("kind") == BENCHMARK and paired is not None:
+            result = judge(paired, factor=factor, alpha=alpha)
+            comparisons = [c.to_json() for c in result.comparisons]
+            updated["comparisons"] = comparisons
+            updated["base_status"] = None
+            benchmarks.append(
+                {
+                    "name": name,
+                    "rows": comparisons[:MAX_TABLE_ROWS],
+                    "more": max(len(comparisons) - MAX_TABLE_ROWS, 0),
+                    # A chart adds nothing to a table of a few rows.
+                    "chart": mermaid_chart(name, comparisons) if len(comparisons) >= 4 else "",
+                    # A backends job runs both sides on the head: no base commit to name.
+                    "base_sha": (
+                        str(record.spec.get("base_sha") or "")
+                        if record.spec.get("compare", "base") == "base"
+                        else ""
+                    ),
+                    "runs": f"{result.rounds} paired rounds (ABBA, one GPU)",
+                    "what": headline(result),
+                    "factor": factor,
+                }
+            )
+        elif finding.get("kind") == BENCHMARK and record is not None:
             base = by_key.get((name, "base")) or (reused_base or {}).get(name)
             base_runs = base.results if base is not None and base.state == "passed" else None
             comparisons = _comparisons(record, base_runs, factor, alpha)

@@ -16,7 +16,8 @@ The layout written under ``--out`` is what ``prbot bench compare`` reads::
 
 Standard library only: the job runs on a GPU agent, where prbot's own dependencies need not
 be installed. The command templates are the pipeline's (never the PR's): ``{output}``,
-``{round}`` and ``{side}`` are replaced in each argument after the template is split as a
+``{round}``, ``{side}`` and ``{gpu}`` (the pinned GPU, for ``docker --gpus device={gpu}``)
+are replaced in each argument after the template is split as a
 shell would split it; nothing goes through a shell unless the template itself calls one.
 """
 
@@ -58,7 +59,9 @@ def abba_order(rounds: int) -> list[tuple[int, str]]:
     return order
 
 
-def expand(template: str, *, output: str, round_number: int, side: str) -> list[str]:
+def expand(
+    template: str, *, output: str, round_number: int, side: str, gpu: str = "0"
+) -> list[str]:
     """The argv of one run: the template split like a shell, placeholders replaced."""
     try:
         argv = shlex.split(template)
@@ -66,7 +69,7 @@ def expand(template: str, *, output: str, round_number: int, side: str) -> list[
         raise JobError(f"the {side} command template does not split: {exc}") from None
     if not argv:
         raise JobError(f"the {side} command template is empty")
-    values = {"{output}": output, "{round}": str(round_number), "{side}": side}
+    values = {"{output}": output, "{round}": str(round_number), "{side}": side, "{gpu}": gpu}
     expanded = []
     for arg in argv:
         for placeholder, value in values.items():
@@ -239,7 +242,9 @@ def run_job(
     for number, side in abba_order(rounds):
         output = (out / side / f"run-{number}.json").resolve()
         output.unlink(missing_ok=True)
-        argv = expand(commands[side], output=str(output), round_number=number, side=side)
+        argv = expand(
+            commands[side], output=str(output), round_number=number, side=side, gpu=smi.gpu
+        )
         run_env = {
             **child_env,
             "PRBOT_BENCH_SIDE": side,

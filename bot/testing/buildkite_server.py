@@ -404,7 +404,8 @@ class FakeBuildkite:
                 job.artifacts.append(
                     {
                         "id": artifact_id,
-                        "filename": filename,
+                        "path": filename,
+                        "filename": filename.rsplit("/", 1)[-1],
                         "file_size": len(blob),
                         "download_url": f"{self.url}/artifacts/{artifact_id}/download",
                     }

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from bot.engines.base import BuildRef, Engine, EngineError, JobState
-from bot.jobs.benchmark_results import ResultError, parse_results
+from bot.jobs.benchmark_results import NAMING, ResultError, parse_results
+from bot.jobs.paired_runs import BY_BATCH_SPEC, RUN_NAME, parse_sides, sides_from_files
 from bot.jobs.selection import BENCHMARK
 from bot.store import jobs as store
 
@@ -73,15 +74,29 @@ class Refresh:
     problems: tuple[str, ...] = ()
 
 
+def paired_file(name: str) -> bool:
+    """A file of ``prbot bench run``'s layout: ``base/run-<round>.json``, ``head/...``."""
+    parts = name.replace("\\", "/").split("/")
+    return len(parts) >= 2 and parts[-2] in ("base", "head") and bool(RUN_NAME.match(parts[-1]))
+
+
 def _results(
-    engine: Engine, build: BuildRef, job: JobState
-) -> tuple[list[dict[str, float]], list[str]]:
+    engine: Engine, build: BuildRef, job: JobState, spec: dict | None = None
+) -> tuple[list[dict], list[str]]:
+    """One benchmark job's results: its paired sides (``[{"paired": ...}]``, judged when the
+    section is drawn), or, from a build of the older layout, one run per JSON file."""
+    spec = spec or {}
     try:
         files, problems = engine.result_files(
             build, job, limit=MAX_ARTIFACT_BYTES, max_files=MAX_RESULT_FILES
         )
     except EngineError as exc:
         return [], [str(exc)]
+    if any(paired_file(name) for name, _ in files):
+        sides = sides_from_files(files)
+        naming = BY_BATCH_SPEC if spec.get("compare") == "backends" else NAMING
+        parsed = parse_sides(sides["base"], sides["head"], naming=naming)
+        return [{"paired": parsed}], problems
     runs = []
     for name, blob in files:
         try:
@@ -127,7 +142,7 @@ def refresh_build(
         results = None
         error = None
         if state == "passed" and record.kind == BENCHMARK:
-            results, trouble = _results(engine, ref, job)
+            results, trouble = _results(engine, ref, job, record.spec)
             problems.extend(trouble)
             if not results:
                 state, error = "failed", "passed, but no benchmark results could be read"
