@@ -33,4 +33,7 @@ def test_demo_prints_the_posted_comment(tmp_path):
         and "Not chosen for this hardware: v1-attention-h100" in (result.stdout)
     )
     assert "| Configuration | Base (ms) | Head (ms) | Head / base |" in result.stdout
-    assert "❌ regression" in result.stdout and "```mermaid\nxychart-beta" in result.stdout
+    # TOKENSPEED_MLA is new and the demo's rules name no incumbent: its one job has no base
+    # side, so the table fails it rather than compare it with anything.
+    assert "| (all) | – | – | – | – | 💥 failed |" in result.stdout
+    assert "❌ regression" not in result.stdout and "```mermaid" not in result.stdout
