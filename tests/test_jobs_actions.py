@@ -108,6 +108,9 @@ def test_refusals_and_foreign_downloads(actions) -> None:
 
 
 RULES = """extends: vllm
+features:
+  dispatch: true
+  actions: true
 checks:
   requirements:
     enabled: false
