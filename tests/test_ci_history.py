@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.jobs.buildkite_steps import generated_step_key
+from bot.jobs.buildkite_steps import generated_key
 from bot.jobs.ci_history import read_history, step_identity, step_runs
 from bot.jobs.ci_signal import BROKEN_TRUNK, NEW, UNKNOWN, classify_build
 from bot.testing.buildkite_shapes import build, history, step_jobs, waiter
@@ -77,8 +77,8 @@ def test_malformed_entries_are_skipped_not_a_crash():
         ("Quantized Models Test: 3.5", "quantized-models-test--3-5"),
     ],
 )
-def test_generated_step_key_is_vllms_spelling(label, key):
-    assert generated_step_key(label) == key
+def test_generated_key_is_vllms_spelling(label, key):
+    assert generated_key(label) == key
 
 
 def test_a_steps_attempts_follow_the_retry_chain_whatever_the_listing_order():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.jobs.buildkite_steps import generated_step_key
+from bot.jobs.buildkite_steps import generated_key
 from bot.jobs.ci_history import read_history
 from bot.jobs.ci_signal import (
     BROKEN_TRUNK,
@@ -159,7 +159,7 @@ def test_a_build_without_jobs_is_one_unknown():
 
 def test_keyless_jobs_match_by_the_key_vllms_generator_derives_from_the_label():
     label = "V1 attention (B200)"
-    assert generated_step_key(label) == "v1-attention-b200"
+    assert generated_key(label) == "v1-attention-b200"
     builds = history(
         {"v1-attention-b200": "PPPPP"},
         keyless=["v1-attention-b200"],

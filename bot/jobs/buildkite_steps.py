@@ -172,15 +172,3 @@ def load_steps(files: Iterable[tuple[str, str]]) -> tuple[list[CiStep], list[str
         steps.extend(found)
         problems.extend(trouble)
     return steps, problems
-
-
-def generated_step_key(label: str) -> str:
-    """The key vllm-project/ci-infra's pipeline generator gives a step whose YAML has none
-    (its ``_generate_step_key``): spaces and ``,+:./`` become ``-``, ``()%`` are dropped,
-    the rest lowercased. Builds name keyless steps' jobs by it, so it matches them."""
-    key = label.replace(" ", "-").lower()
-    for dropped in "()%":
-        key = key.replace(dropped, "")
-    for dashed in ",+:./":
-        key = key.replace(dashed, "-")
-    return key

@@ -5,7 +5,7 @@ Builds come in the REST shape of ``GET …/builds?branch=<base>&include_retried_
 so a step's attempts in one build form a chain, the last one deciding how the build saw it.
 Only ``script`` jobs are steps (``waiter``, ``manual`` block and ``trigger`` jobs are not);
 a job without ``step_key`` is named by the key vLLM's pipeline generator derives from its
-label (:func:`bot.jobs.buildkite_steps.generated_step_key`); a parallel job's index makes
+label (:func:`bot.jobs.buildkite_steps.generated_key`); a parallel job's index makes
 each of its jobs a step of its own. Builds of other branches, entries that are not builds,
 and everything past the bound are dropped, and said.
 """
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.jobs.buildkite_steps import generated_step_key
+from bot.jobs.buildkite_steps import generated_key
 
 FAILED_STATES = ("failed", "timed_out")
 PASSED_STATES = ("passed",)
@@ -121,7 +121,7 @@ def int_of(value: object) -> int | None:
 def step_identity(job: Mapping[str, Any]) -> str | None:
     """What names a step across builds: its key, else the key vLLM's generator derives from
     its label; a parallel job's index makes each of its jobs a step of its own."""
-    key = text_of(job.get("step_key")) or generated_step_key(text_of(job.get("name")))
+    key = text_of(job.get("step_key")) or generated_key(text_of(job.get("name")))
     if not key:
         return None
     index = int_of(job.get("parallel_group_index"))

@@ -19,7 +19,7 @@ newest first. Each failed or timed-out step of the head becomes one :class:`Clas
 
 Jobs of type ``waiter``, ``manual`` (block) and ``trigger`` are not steps, and a soft-failed
 job is not a failure. A job without ``step_key`` is matched by the key vLLM's pipeline
-generator derives from its label (:func:`bot.jobs.buildkite_steps.generated_step_key`).
+generator derives from its label (:func:`bot.jobs.buildkite_steps.generated_key`).
 Every walk is bounded: builds read, jobs per build, retry chains.
 """
 
