@@ -26,6 +26,15 @@ def pull_event(github_server) -> dict:
     return github_server.pull_request_event(REPO, number, "opened")
 
 
+@pytest.fixture
+def run_event(github_server, pull_event) -> dict:
+    """A fork PR's workflow run finishing on the head (GitHub's workflow_run shape)."""
+    head = pull_event["pull_request"]["head"]["sha"]
+    actions = github_server.actions
+    run_id = actions.add_run(REPO, head_sha=head, title="CI", event="pull_request")
+    return actions.finish(run_id, "success")
+
+
 def _post(url: str, event: str, body: bytes, guid: str) -> httpx.Response:
     return httpx.post(
         f"{url}/webhooks/github", content=body, headers=signed_headers(body, event, guid)
@@ -49,9 +58,31 @@ def _with(event: dict, path: str, value: object) -> bytes:
     return json.dumps(copy).encode()
 
 
-def _cases(event: dict) -> list[tuple[str, str, bytes, str]]:
+def _cases(event: dict, run: dict) -> list[tuple[str, str, bytes, str]]:
     """(guid, event name, body, the start of the expected reason)."""
+    labeled = {**event, "action": "labeled", "label": "ready"}  # a label is an object
     return [
+        (
+            "run-huge-installation",
+            "workflow_run",
+            _with(run, "installation.id", 2**63),
+            "installation.id: Input should be less than or equal to 9223372036854775807",
+        ),
+        (
+            "run-no-installation",
+            "workflow_run",
+            _with(run, "installation", KeyError),
+            "installation:",
+        ),
+        ("run-a-string", "workflow_run", _with(run, "workflow_run", "x"), "workflow_run:"),
+        ("run-id-text", "workflow_run", _with(run, "workflow_run.id", "5"), "workflow_run.id:"),
+        (
+            "run-bad-sha",
+            "workflow_run",
+            _with(run, "workflow_run.head_sha", 7),
+            "workflow_run.head_sha:",
+        ),
+        ("label-a-string", "pull_request", json.dumps(labeled).encode(), "label:"),
         ("deep", "pull_request", _deep(1000), "JSON is nested deeper than 200 levels"),
         (
             "huge-id",
@@ -90,8 +121,8 @@ def _cases(event: dict) -> list[tuple[str, str, bytes, str]]:
     ]
 
 
-def test_each_odd_payload_is_400_and_stored_as_rejected(engine, tmp_path, pull_event):
-    cases = _cases(pull_event)
+def test_each_odd_payload_is_400_and_stored_as_rejected(engine, tmp_path, pull_event, run_event):
+    cases = _cases(pull_event, run_event)
     with intake(engine, tmp_path) as url:
         for guid, event, body, reason in cases:
             response = _post(url, event, body, guid)
@@ -101,8 +132,10 @@ def test_each_odd_payload_is_400_and_stored_as_rejected(engine, tmp_path, pull_e
         # A redelivery of a rejected delivery is refused the same way, never a 500.
         guid, event, body, _ = cases[1]
         assert _post(url, event, body, guid).status_code == 400
-        # The real payload itself is fine.
+        # The real payloads themselves are fine.
         accepted = _post(url, "pull_request", json.dumps(pull_event).encode(), "good")
+        assert accepted.status_code == 202, accepted.text
+        accepted = _post(url, "workflow_run", json.dumps(run_event).encode(), "good-run")
         assert accepted.status_code == 202, accepted.text
     rejected = {d.guid: d for d in deliveries.rejected_deliveries(engine, limit=100)}
     assert set(rejected) == {guid for guid, *_ in cases}
@@ -111,8 +144,8 @@ def test_each_odd_payload_is_400_and_stored_as_rejected(engine, tmp_path, pull_e
         assert rejected[guid].reason.startswith(reason)
         assert rejected[guid].installation_id is None
     # Rejected deliveries never become jobs: the one accepted delivery is the only job.
-    assert Queue(engine).depth()["queued"] == 1
-    assert deliveries.count_deliveries(engine) == len(cases) + 1
+    assert Queue(engine).depth()["queued"] == 2
+    assert deliveries.count_deliveries(engine) == len(cases) + 2
 
 
 def test_the_queue_command_lists_rejected_deliveries(

@@ -71,8 +71,8 @@ TRUSTED = Head(REPO, 7, HEAD_SHA, BASE_SHA, trusted=True, benchmark_runs=3)
 def test_a_dispatch_whose_jobs_another_worker_claimed_creates_no_build(engine, tmp_path):
     # Two workers plan the same head at once (a redelivery, a retry): both plans say
     # "dispatch"; only the one that wins the claims may create a build.
-    planned = plan([SMOKE], TRUSTED, {}, mode="event")
-    same_plan = plan([SMOKE], TRUSTED, {}, mode="event")
+    planned = plan([SMOKE], TRUSTED, {}, mode="event", key_secret=b"one installation")
+    same_plan = plan([SMOKE], TRUSTED, {}, mode="event", key_secret=b"one installation")
     with FakeBuildkite(token="bk-api") as server:
         client = BuildkiteEngine(
             organization="acme", pipeline="ci", token="bk-api", api_url=server.url

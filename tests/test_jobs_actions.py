@@ -9,8 +9,9 @@ import pytest
 from github import Auth, Github
 
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
-from bot.engines.actions import PENDING_PREFIX, ActionsEngine, dispatch_key_in
+from bot.engines.actions import ActionsEngine, dispatch_key_in
 from bot.engines.base import BuildRequest, EngineError
+from bot.jobs.records import pending_build_id
 from bot.report.render import MARKER
 
 REPO = "acme/widgets"
@@ -86,7 +87,7 @@ def test_without_run_details_the_run_is_found_by_its_key(actions) -> None:
     server.actions.immediate = False
     other = "prbot-" + "1" * 32
     pending = engine.create_build(request(other))
-    assert pending.id == f"{PENDING_PREFIX}{other}" and engine.jobs(pending) == []
+    assert pending.id == pending_build_id(other) and engine.jobs(pending) == []
     (started,) = server.actions.start_pending()
     found = engine.find_build(other, "c" * 40, repo=REPO)
     assert found is not None and found.id == f"{REPO}:{started}"

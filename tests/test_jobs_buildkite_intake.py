@@ -15,17 +15,30 @@ from bot.intake.buildkite import delivery_guid
 from bot.runtime.settings import CiSettings
 from bot.store import deliveries
 from bot.store.queue import Queue
-from bot.testing.buildkite_server import FakeBuildkite
+from bot.testing.buildkite_server import FakeBuildkite, buildkite_time
 
 TOKEN = "bk-webhook-token"
 CI = CiSettings(buildkite_webhook_tokens=(TOKEN,))
 
 
-def finished(build_id: str = "b-1", job_state: str = "passed") -> dict:
+def finished(build_id: str = "b-1", job_state: str = "passed", at: str | None = None) -> dict:
+    at = at or buildkite_time()
     return {
         "event": "job.finished",
-        "build": {"id": build_id, "number": 3, "state": "running", "meta_data": {}},
-        "job": {"id": "j-1", "state": job_state, "step_key": "v1-attention-b200"},
+        "build": {
+            "id": build_id,
+            "number": 3,
+            "state": "running",
+            "meta_data": {},
+            "created_at": at,
+        },
+        "job": {
+            "id": "j-1",
+            "state": job_state,
+            "step_key": "v1-attention-b200",
+            "created_at": at,
+            "finished_at": at,
+        },
     }
 
 
@@ -49,11 +62,20 @@ def test_a_signed_delivery_is_stored_once_and_queued(engine, tmp_path) -> None:
     assert json.loads(delivery.body)["job"]["id"] == "j-1"
 
 
-def test_the_plain_token_header_is_accepted(engine, tmp_path) -> None:
-    body = json.dumps(finished()).encode()
+def test_the_plain_token_header_is_accepted_for_news_of_now(engine, tmp_path) -> None:
+    # The token proves nothing about when: the build's and job's own times must be recent,
+    # so a delivery captured once cannot be replayed later (nor one that says no time).
+    headers = {"X-Buildkite-Token": TOKEN, "X-Buildkite-Event": "job.finished"}
+    stale = finished(at="2020-01-01T00:00:00.000Z")
+    timeless = finished()
+    for item in (timeless["build"], timeless["job"]):
+        item.pop("created_at"), item.pop("finished_at", None)
     with intake(engine, tmp_path, ci=CI) as url:
-        ok = post(url, body, **{"X-Buildkite-Token": TOKEN, "X-Buildkite-Event": "job.finished"})
-        assert ok.status_code == 202
+        for payload in (stale, timeless):
+            refused = post(url, json.dumps(payload).encode(), **headers)
+            assert refused.status_code == 401 and "X-Buildkite-Token" in refused.text
+        assert post(url, json.dumps(finished()).encode(), **headers).status_code == 202
+    assert deliveries.count_deliveries(engine) == 1
 
 
 def test_refused_deliveries_store_nothing(engine, tmp_path) -> None:

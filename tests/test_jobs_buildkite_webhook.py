@@ -4,7 +4,13 @@ import json
 
 import pytest
 
-from bot.events.buildkite import BuildkiteWebhookError, parse_event, sign, verify
+from bot.events.buildkite import (
+    BuildkiteWebhookError,
+    check_token_delivery_age,
+    parse_event,
+    sign,
+    verify,
+)
 
 TOKEN = "bk-webhook-token"
 NOW = 1_800_000_000
@@ -99,3 +105,23 @@ def test_verify_refuses_odd_signatures_with_401_and_never_raises_anything_else(s
     assert refused.value.status == 401
     with pytest.raises(BuildkiteWebhookError):
         verify({"X-Buildkite-Token": "é\udcff"}, BODY, (TOKEN,), now=NOW)
+
+
+def test_a_token_mode_delivery_is_dated_by_its_builds_own_times() -> None:
+    def event(build: dict, job: dict | None = None):
+        payload = {"build": {"id": "b", **build}, **({"job": {"id": "j", **job}} if job else {})}
+        return parse_event({"X-Buildkite-Event": "job.finished"}, json.dumps(payload).encode())
+
+    now = 1_767_000_000.0  # 2025-12-29T09:20:00Z
+    fresh = event({"created_at": "2025-12-29T08:00:00Z"}, {"finished_at": "2025-12-29T09:19:30.5Z"})
+    assert fresh.happened_at == now - 29.5
+    check_token_delivery_age(fresh, now=now, max_age=300)
+    with pytest.raises(BuildkiteWebhookError, match="more than 300 s old"):
+        check_token_delivery_age(fresh, now=now + 600, max_age=300)
+    with pytest.raises(BuildkiteWebhookError, match="more than"):  # from the future, as well
+        check_token_delivery_age(fresh, now=now - 600, max_age=300)
+    # Times that do not parse are no times: never an exception, and no time means refused.
+    odd = event({"created_at": "²", "started_at": "9" * 400, "finished_at": 12})
+    assert odd.happened_at is None
+    with pytest.raises(BuildkiteWebhookError, match="no build time"):
+        check_token_delivery_age(odd, now=now)

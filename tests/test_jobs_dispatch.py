@@ -51,7 +51,7 @@ def records(db: sa.Engine) -> dict:
 
 def run(db, server, tmp_path: Path, *, mode="event", head_now=HEAD, head=TRUSTED, engines=None):
     wanted = [SMOKE, BENCH]
-    result = plan(wanted, head, records(db), mode=mode)
+    result = plan(wanted, head, records(db), mode=mode, key_secret=b"test secret")
     return execute(
         db,
         result,
@@ -91,19 +91,25 @@ def test_a_crash_after_create_is_resumed_without_a_second_build(engine, buildkit
             real.create_build(request)
             raise SystemExit("worker killed between create and record")
 
-        def find_build(self, key: str, commit: str):
-            return real.find_build(key, commit)
+        def find_build(self, key: str, commit: str, *, repo: str):
+            return real.find_build(key, commit, repo=repo)
 
     with pytest.raises(SystemExit):
         run(engine, buildkite, tmp_path, engines=lambda name: CrashAfterCreate())
     assert buildkite.count_calls("POST", "/builds") == 1
-    claimed = [r for r in records(engine).values() if r.claimed_without_build]
-    assert claimed  # the claim survived the crash, without its build id
+    (claimed,) = [r for r in records(engine).values() if r.claimed_without_build]
+    # The claim survived the crash, without its build id. Meanwhile the PR's own build in the
+    # pipeline set the same key in its meta-data (PR code can): it is not the dispatch's.
+    forged = buildkite.add_build(
+        HEAD, {SMOKE.step_key: "scheduled"}, meta_data={"prbot_dispatch": claimed.dispatch_key}
+    )
     outcome = run(engine, buildkite, tmp_path)
     assert outcome.resumed == 1
     # The smoke build was found by its key; only the benchmark's one build is new.
     assert buildkite.count_calls("POST", "/builds") == 2
     assert all(r.build_id for r in records(engine).values())
+    bound = records(engine)[(SMOKE.name, "head")]
+    assert bound.build_id == buildkite.builds[1].id != buildkite.builds[forged].id
 
 
 def test_a_moved_head_dispatches_nothing(engine, buildkite, tmp_path) -> None:
@@ -122,7 +128,7 @@ def test_a_refusal_is_stored_and_an_outage_retried(engine, buildkite, tmp_path) 
         def create_build(self, request):
             raise EngineError("Buildkite answered 503: down", transient=self.transient)
 
-        def find_build(self, key, commit):
+        def find_build(self, key, commit, *, repo):
             return None
 
     with pytest.raises(EngineError):

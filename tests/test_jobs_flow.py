@@ -7,7 +7,7 @@ import pytest
 from bot.checks.base import Section, Status
 from bot.engines.base import EngineError
 from bot.report.render import Report
-from bot.runtime.settings import CiSettings, Settings
+from bot.runtime.settings import CiSettings, ConfigError, Settings
 from bot.store import jobs as store
 from bot.store import state
 from bot.store.queue import Queue
@@ -45,8 +45,17 @@ SMOKE = {
 
 
 def services(db, tmp_path, **settings) -> Services:
-    configured = Settings(data_dir=tmp_path, **settings)
+    configured = Settings(webhook_secrets=("s3cret",), data_dir=tmp_path, **settings)
     return Services(db, configured, None, None, engines_from_settings(configured))
+
+
+def test_dispatch_keys_need_a_secret_unless_nothing_is_sent(tmp_path) -> None:
+    assert Settings(dry_run=True).dispatch_key_secret()
+    one = Settings(webhook_secrets=("new", "old")).dispatch_key_secret()
+    assert one != Settings(webhook_secrets=("other",)).dispatch_key_secret()
+    assert b"new" not in one  # derived, never the webhook secret itself
+    with pytest.raises(ConfigError, match="PRBOT_WEBHOOK_SECRET"):
+        Settings().dispatch_key_secret()
 
 
 def test_what_a_run_was_asked_for() -> None:

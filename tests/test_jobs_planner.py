@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
-from bot.jobs.planner import Head, WantedJob, plan
+import pytest
+
+from bot.jobs import planner
+from bot.jobs.planner import Head, WantedJob
 from bot.store.jobs import JobKey, JobRecord
 
 HEAD, BASE = "a" * 40, "b" * 40
@@ -23,6 +26,11 @@ BENCH = WantedJob(
 )
 TRUSTED = Head("acme/widgets", 7, HEAD, BASE, trusted=True)
 UNTRUSTED = Head("acme/widgets", 7, HEAD, BASE, trusted=False)
+SECRET = b"an installation's own secret"
+
+
+def plan(*args, **kwargs) -> planner.Plan:
+    return planner.plan(*args, key_secret=SECRET, **kwargs)
 
 
 def record(job: WantedJob, state: str, attempt: int = 1, side: str = "head", **extra) -> JobRecord:
@@ -103,6 +111,18 @@ def test_recheck_reruns_failed_and_missing_and_recheck_all_passed_too() -> None:
         (SMOKE.name, 2),
         (SMOKE2.name, 3),
     ]
+
+
+def test_dispatch_keys_are_keyed_with_prbots_secret() -> None:
+    # The same claim planned twice (two workers) gets one key, so one build; another
+    # installation's secret gives another key, and none is computable without a secret.
+    (first,) = plan([SMOKE], TRUSTED, {}).dispatches
+    (again,) = plan([SMOKE], TRUSTED, {}).dispatches
+    (other,) = planner.plan([SMOKE], TRUSTED, {}, key_secret=b"elsewhere").dispatches
+    assert first.dispatch_key == again.dispatch_key != other.dispatch_key
+    assert first.dispatch_key.startswith("prbot-") and len(first.dispatch_key) == 38
+    with pytest.raises(ValueError, match="secret"):
+        planner.plan([SMOKE], TRUSTED, {}, key_secret=b"")
 
 
 def test_a_claim_without_a_build_is_resumed_not_redispatched() -> None:

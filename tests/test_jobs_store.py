@@ -6,6 +6,7 @@ import threading
 
 import sqlalchemy as sa
 
+from bot.jobs.records import pending_build_id
 from bot.store import jobs as store
 
 HEAD = "a" * 40
@@ -44,6 +45,23 @@ def test_a_claim_is_won_once_per_attempt(engine: sa.Engine) -> None:
     record = store.get_record(engine, job.key)
     assert record is not None and (record.attempt, record.build_id) == (2, None)
     assert store.records_for_dispatch(engine, "k2") == [record]
+
+
+def test_a_record_is_bound_to_one_build_and_never_rebound(engine: sa.Engine) -> None:
+    job = spec()
+    assert store.claim(engine, job, attempt=1, dispatch_key="k1")
+    bind = {"engine_name": "buildkite", "build_number": None, "build_url": "u"}
+    # The stand-in of a run the engine has not named yet gives way to the build.
+    assert store.record_build(engine, "k1", build_id=pending_build_id("k1"), **bind) == 1
+    assert store.get_record(engine, job.key).awaiting_build
+    assert store.record_build(engine, "k1", build_id="b-real", **bind) == 1
+    # Bound: a second build carrying the same key (named like prbot's) takes nothing over,
+    # while the dispatcher recording the same build again is harmless.
+    assert store.record_build(engine, "k1", build_id="b-forged", **bind) == 0
+    assert store.record_build(engine, "k1", build_id="b-real", **bind) == 1
+    record = store.get_record(engine, job.key)
+    assert record is not None and record.build_id == "b-real" and not record.awaiting_build
+    assert store.records_for_build(engine, "buildkite", "b-forged") == []
 
 
 def test_concurrent_claims_have_one_winner(engine: sa.Engine) -> None:

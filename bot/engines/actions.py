@@ -28,10 +28,9 @@ from github import Github, GithubException
 
 from bot.core.redact import redact_secrets
 from bot.engines.base import Artifact, BuildRef, BuildRequest, EngineError, JobState, register
+from bot.jobs.records import PENDING_BUILD_PREFIX, pending_build_id
 
 DEFAULT_WORKFLOW = "prbot-gpu.yml"
-# A dispatch whose run GitHub did not name yet: matched by its key when the run shows up.
-PENDING_PREFIX = "dispatch:"
 DISPATCH_KEY = re.compile(r"\bprbot-[0-9a-f]{32}\b")
 ENV_INPUTS = {
     "PRBOT_BENCHMARK_CONFIG": "benchmark_config",
@@ -117,27 +116,37 @@ class ActionsEngine:
         if run is not True and getattr(run, "id", None):
             return BuildRef("actions", f"{request.repo}:{run.id}", None, str(run.html_url or ""))
         found = self.find_build(key, request.head_sha, repo=request.repo)
-        return found or BuildRef("actions", f"{PENDING_PREFIX}{key}", None, "")
+        return found or BuildRef("actions", pending_build_id(key), None, "")
 
-    def find_build(
-        self, dispatch_key: str, commit: str, *, repo: str | None = None
-    ) -> BuildRef | None:
-        if repo is None:
-            return None  # runs are per repository; the webhook names the run instead
-        data = self._json(repo, f"/actions/workflows/{self.workflow}/runs?event=workflow_dispatch")
-        for run in data.get("workflow_runs") or []:
-            if isinstance(run, dict) and dispatch_key_in(run.get("display_title")) == dispatch_key:
-                return BuildRef(
-                    "actions",
-                    f"{repo}:{run['id']}",
-                    run.get("run_number"),
-                    str(run.get("html_url", "")),
-                )
-        return None
+    def find_build(self, dispatch_key: str, commit: str, *, repo: str) -> BuildRef | None:
+        """The run a dispatch with this key made: a ``workflow_dispatch`` run of prbot's
+        workflow in ``repo`` (only writers can start one), never a run of another event
+        that merely took the name (a fork PR's ``pull_request`` workflow can)."""
+        path = f"/actions/workflows/{self.workflow}/runs?event=workflow_dispatch&per_page=100"
+        data = self._json(repo, path)
+        made = [
+            run
+            for run in data.get("workflow_runs") or []
+            if isinstance(run, dict)
+            and isinstance(run.get("id"), int)
+            and run.get("event") == "workflow_dispatch"
+            and run.get("path") == f".github/workflows/{self.workflow}"
+            and dispatch_key_in(run.get("display_title")) == dispatch_key
+        ]
+        if not made:
+            return None
+        first = min(made, key=lambda run: run["id"])  # a writer's later copy is not prbot's
+        number = first.get("run_number")
+        return BuildRef(
+            "actions",
+            f"{repo}:{first['id']}",
+            number if isinstance(number, int) and not isinstance(number, bool) else None,
+            str(first.get("html_url") or ""),
+        )
 
     @staticmethod
     def _split(build: BuildRef) -> tuple[str, str] | None:
-        if build.id.startswith(PENDING_PREFIX) or ":" not in build.id:
+        if build.id.startswith(PENDING_BUILD_PREFIX) or ":" not in build.id:
             return None
         repo, run_id = build.id.rsplit(":", 1)
         return repo, run_id

@@ -100,16 +100,25 @@ class BuildkiteEngine:
         }
         return self._ref(self._call("POST", f"{self.base}/builds", json=body).json())
 
-    def find_build(self, dispatch_key: str, commit: str) -> BuildRef | None:
+    def find_build(
+        self, dispatch_key: str, commit: str, *, repo: str | None = None
+    ) -> BuildRef | None:
+        """The build an earlier attempt created with this key: one made through the API
+        (``source: api``, prbot's token), never one whose meta-data a PR's code set from
+        inside a build (``webhook``, ``trigger_job``: any build running PR code can)."""
         params = {f"meta_data[{DISPATCH_META}]": dispatch_key, "commit": commit}
         found = self._call("GET", f"{self.base}/builds", params=params).json()
         matching = [
             build
             for build in (found if isinstance(found, list) else [])
             if isinstance(build, dict)
+            and build.get("source") == "api"
+            and build.get("commit") == commit
+            and isinstance(build.get("number"), int)
             and (build.get("meta_data") or {}).get(DISPATCH_META) == dispatch_key
         ]
-        return self._ref(matching[0]) if matching else None
+        # Newest first: the oldest is the one the dispatch made.
+        return self._ref(min(matching, key=lambda b: b["number"])) if matching else None
 
     def jobs(self, build: BuildRef) -> list[JobState]:
         data = self._call("GET", f"{self.base}/builds/{build.number}").json()

@@ -7,6 +7,10 @@ Buildkite proves a delivery one of two ways, chosen in its webhook settings:
   ``"T.body"`` under the token. ``T`` is refused when older (or newer) than ``max_age``
   seconds, so a captured delivery cannot be replayed later.
 
+A token-mode delivery has no timestamp of its own, so the times its build and job carry
+stand in (:func:`check_token_delivery_age`): news older than ``max_age`` is a replay.
+Within that window a replay is the same news again, a duplicate by its dedupe key.
+
 Either way the request carries ``X-Buildkite-Event`` (``job.finished``, ``build.finished``,
 ``ping``, …); deduplication uses the build and job ids, since Buildkite sends no delivery id.
 """
@@ -19,6 +23,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 HANDLED_EVENTS = frozenset({"job.finished", "build.finished", "build.running", "job.started"})
 DEFAULT_MAX_AGE = 300.0
@@ -102,6 +107,9 @@ class BuildkiteEvent:
     job_state: str | None = None
     step_key: str | None = None
     web_url: str | None = None
+    # The latest time the build or job says (created, scheduled, started, finished), epoch
+    # seconds: how old the news is, where no signature carries a timestamp.
+    happened_at: float | None = None
 
     @property
     def dedupe_key(self) -> str:
@@ -136,4 +144,41 @@ def parse_event(headers: Mapping[str, str], body: bytes) -> BuildkiteEvent | Non
         job_state=str(job["state"]) if job and isinstance(job.get("state"), str) else None,
         step_key=str(job["step_key"]) if job and isinstance(job.get("step_key"), str) else None,
         web_url=str(build["web_url"]) if isinstance(build.get("web_url"), str) else None,
+        happened_at=_latest_time(build, job or {}),
     )
+
+
+TIME_FIELDS = ("created_at", "scheduled_at", "runnable_at", "started_at", "finished_at")
+
+
+def _latest_time(*objects: Mapping[str, object]) -> float | None:
+    """The latest ISO 8601 time among the objects' time fields (None when none parses)."""
+    found = []
+    for item in objects:
+        for name in TIME_FIELDS:
+            value = item.get(name)
+            if not isinstance(value, str) or len(value) > 40:
+                continue
+            try:
+                moment = datetime.fromisoformat(value)
+            except ValueError:
+                continue
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            found.append(moment.timestamp())
+    return max(found) if found else None
+
+
+def check_token_delivery_age(
+    event: BuildkiteEvent, *, now: float | None = None, max_age: float = DEFAULT_MAX_AGE
+) -> None:
+    """Raise :class:`BuildkiteWebhookError` (401) for a token-mode delivery whose news is not
+    within ``max_age`` of now: with no signed timestamp, the build's and job's own times are
+    what bound a replay. (A signed delivery's timestamp is checked in :func:`verify`.)"""
+    if event.happened_at is None:
+        raise BuildkiteWebhookError(401, "X-Buildkite-Token delivery carries no build time")
+    current = time.time() if now is None else now
+    if abs(current - event.happened_at) > max_age:
+        raise BuildkiteWebhookError(
+            401, f"X-Buildkite-Token delivery is about news more than {max_age:g} s old"
+        )

@@ -148,9 +148,15 @@ class _Event(_Model):
     sender: Account | None = None
 
 
+class Label(_Model):
+    name: ShortText
+
+
 class PullRequestEvent(_Event):
     repository: Repository
     pull_request: PullRequest
+    # Present on ``labeled`` (an approval label, bot/worker/handlers/approve.py).
+    label: Label | None = None
 
 
 class IssueCommentEvent(_Event):
@@ -186,6 +192,29 @@ class CheckSuiteEvent(_Event):
     check_suite: CheckSuite
 
 
+class WorkflowRun(_Model):
+    """A GitHub Actions run (bot/worker/handlers/workflow_run.py): matched by its id, or by
+    the dispatch key in its name while its dispatch waits for GitHub to name the run."""
+
+    id: GitHubId
+    name: ShortText | None = None
+    display_title: Annotated[str, Field(max_length=1000)] | None = None
+    event: ShortText | None = None
+    path: ShortText | None = None
+    head_sha: Sha | None = None
+    run_number: Annotated[StrictInt, Field(ge=0, le=BIGINT_MAX)] | None = None
+    html_url: ShortText | None = None
+    status: ShortText | None = None
+    conclusion: ShortText | None = None
+
+
+class WorkflowRunEvent(_Event):
+    # Required: a run's news counts only for the installation its records were made under.
+    installation: Installation
+    repository: Repository
+    workflow_run: WorkflowRun
+
+
 EVENT_MODELS: dict[str, type[_Event]] = {
     "check_run": CheckRunEvent,
     "check_suite": CheckSuiteEvent,
@@ -193,6 +222,7 @@ EVENT_MODELS: dict[str, type[_Event]] = {
     "issue_comment": IssueCommentEvent,
     "installation": InstallationEvent,
     "installation_repositories": InstallationRepositoriesEvent,
+    "workflow_run": WorkflowRunEvent,
 }
 
 # A JSON string, escapes included (the unrolled form runs in linear time).

@@ -20,7 +20,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from bot.events.buildkite import BuildkiteWebhookError, parse_event, verify
+from bot.events.buildkite import (
+    BuildkiteWebhookError,
+    check_token_delivery_age,
+    parse_event,
+    verify,
+)
 from bot.intake.body import (
     BodySpool,
     BodyTimeout,
@@ -122,6 +127,11 @@ async def receive(
         return JSONResponse({"status": "malformed", "message": str(exc)}, status_code=exc.status)
     if event is None:
         return JSONResponse({"status": "ignored"}, status_code=200)
+    if "x-buildkite-signature" not in headers:
+        try:
+            check_token_delivery_age(event, max_age=settings.buildkite_webhook_max_age)
+        except BuildkiteWebhookError as exc:
+            return JSONResponse({"status": "stale", "message": str(exc)}, status_code=401)
     try:
         stored = await run_in_threadpool(
             record_delivery,

@@ -19,6 +19,7 @@ The rules, in the order they apply:
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -131,11 +132,17 @@ def job_spec(job: WantedJob, head: Head, side: str) -> JobSpec:
     )
 
 
-def dispatch_key(head: Head, side: str, jobs: Sequence[tuple[JobSpec, int]]) -> str:
-    """Unique per claim (the attempts are in it), short enough for the engine's meta-data."""
+def dispatch_key(head: Head, side: str, jobs: Sequence[tuple[JobSpec, int]], secret: bytes) -> str:
+    """Unique per claim (the attempts are in it), short enough for the engine's meta-data.
+
+    Keyed with ``secret`` (prbot's own, never a PR's to see), so nobody can name a key before
+    prbot shows it; the same for two workers planning the same claim, so they build once.
+    """
+    if not secret:
+        raise ValueError("a dispatch key needs prbot's secret")
     items = sorted(f"{spec.key.name}\0{attempt}" for spec, attempt in jobs)
     text = "\n".join([head.repo, str(head.number), head.head_sha, side, *items])
-    return "prbot-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    return "prbot-" + hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def _next_attempt(record: JobRecord | None, mode: Mode) -> int | None:
@@ -173,8 +180,10 @@ def plan(
     *,
     mode: Mode = "event",
     reusable_base: frozenset[str] = frozenset(),
+    key_secret: bytes,
 ) -> Plan:
-    """The dispatch plan for one head; ``records`` by (job name, side)."""
+    """The dispatch plan for one head; ``records`` by (job name, side); dispatch keys keyed
+    with ``key_secret``."""
     out = Plan()
     if not head.may_dispatch:
         for job in jobs:
@@ -211,7 +220,7 @@ def plan(
                     spec.commit_sha,
                     claimed,
                     benchmark_env(job, head.benchmark_runs, head.base_sha),
-                    dispatch_key(head, side, claimed),
+                    dispatch_key(head, side, claimed, key_secret),
                 )
             )
     for engine, claimed in smoke.items():
@@ -223,7 +232,7 @@ def plan(
                 head.head_sha,
                 tuple(claimed),
                 {},
-                dispatch_key(head, "head", claimed),
+                dispatch_key(head, "head", claimed, key_secret),
             ),
         )
     return out

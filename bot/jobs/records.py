@@ -11,6 +11,9 @@ from datetime import datetime
 from typing import Any
 
 UNDISPATCHED = ("selected", "awaiting_approval")
+# The build id a dispatch holds while the engine has not named its build yet (GitHub Actions
+# without run details): the run is bound when the engine lists it under that key.
+PENDING_BUILD_PREFIX = "dispatch:"
 ACTIVE = ("queued", "running")
 FINISHED = ("passed", "failed", "timed_out", "canceled")
 
@@ -78,6 +81,18 @@ class JobRecord:
     signal: dict[str, Any] | None = None
 
     @property
+    def awaiting_build(self) -> bool:
+        """Dispatched, but not bound to a build yet (none recorded, or one still pending)."""
+        return self.dispatch_key is not None and (
+            self.build_id is None or self.build_id == pending_build_id(self.dispatch_key)
+        )
+
+    @property
     def claimed_without_build(self) -> bool:
         """Claimed for a dispatch whose build was never recorded (a crash, or in flight)."""
         return self.state == "queued" and self.dispatch_key is not None and self.build_id is None
+
+
+def pending_build_id(dispatch_key: str) -> str:
+    """The stand-in build id of a dispatch whose build the engine has not named yet."""
+    return f"{PENDING_BUILD_PREFIX}{dispatch_key}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import os
 import re
@@ -452,6 +454,17 @@ class Settings:
             raise ConfigError(
                 f"PRBOT_PRIVATE_KEY_PATH: cannot read {self.private_key_path}: {exc.strerror}"
             ) from None
+
+    def dispatch_key_secret(self) -> bytes:
+        """What GPU jobs' dispatch keys are keyed with (bot/jobs/planner.py): derived from
+        the first webhook secret, so no key is computable from what a PR's author can see.
+        A dry run without secrets dispatches nothing, and gets a stand-in."""
+        if not self.webhook_secrets:
+            if self.dry_run:
+                return b"dry run: no dispatch is sent"
+            raise ConfigError("missing settings: PRBOT_WEBHOOK_SECRET (GPU jobs' dispatch keys)")
+        derive = hmac.new(self.webhook_secrets[0].encode(), b"prbot dispatch keys", hashlib.sha256)
+        return derive.digest()
 
     def require_app(self) -> None:
         """The settings a live GitHub App needs; a clear error names what is missing."""

@@ -21,6 +21,7 @@ from bot.jobs.records import (
     JobKey,
     JobRecord,
     JobSpec,
+    pending_build_id,
 )
 from bot.store.ci_schema import ci_approvals, ci_jobs, ci_reports
 from bot.store.db import reading
@@ -82,18 +83,6 @@ def records_for_build(engine: sa.Engine, engine_name: str, build_id: str) -> lis
 
 def records_for_dispatch(engine: sa.Engine, dispatch_key: str) -> list[JobRecord]:
     return _select(ci_jobs.c.dispatch_key == dispatch_key, engine)
-
-
-def active_for_commit(engine: sa.Engine, engine_name: str, commit_sha: str) -> list[JobRecord]:
-    """Queued or running records of an engine on one commit (a run matched by its SHA)."""
-    return _select(
-        sa.and_(
-            ci_jobs.c.engine == engine_name,
-            ci_jobs.c.commit_sha == commit_sha,
-            ci_jobs.c.state.in_(ACTIVE),
-        ),
-        engine,
-    )
 
 
 def get_record(engine: sa.Engine, key: JobKey) -> JobRecord | None:
@@ -175,11 +164,23 @@ def record_build(
     build_number: int | None,
     build_url: str,
 ) -> int:
-    """Write the build a dispatch made into its claimed records; how many were updated."""
+    """Bind a dispatch's claimed records to the build it made; how many were updated.
+
+    A record is bound once: only while it has no build, or the pending stand-in of its own
+    key, or already this one. A build that later claims the same key (a run named like
+    prbot's, a build whose meta-data a PR set) never takes the record over.
+    """
     with engine.begin() as connection:
         return connection.execute(
             sa.update(ci_jobs)
-            .where(ci_jobs.c.dispatch_key == dispatch_key, ci_jobs.c.engine == engine_name)
+            .where(
+                ci_jobs.c.dispatch_key == dispatch_key,
+                ci_jobs.c.engine == engine_name,
+                sa.or_(
+                    ci_jobs.c.build_id.is_(None),
+                    ci_jobs.c.build_id.in_([pending_build_id(dispatch_key), build_id]),
+                ),
+            )
             .values(
                 build_id=build_id,
                 build_number=build_number,

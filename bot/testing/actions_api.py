@@ -5,7 +5,9 @@ The subset prbot's Actions engine uses, in GitHub's shapes: a dispatch creates a
 answers with its ids when asked (``return_run_details``, GitHub.com since 2025) or 204 as
 older servers do (``details=False``); runs, jobs and artifacts are listed; an artifact's zip
 downloads through a redirect as on GitHub. Tests finish runs with :meth:`finish` and build the
-``workflow_run`` webhook with :meth:`workflow_run_event`.
+``workflow_run`` webhook with :meth:`workflow_run_event`. Runs prbot did not dispatch (a fork
+PR's ``pull_request`` run on the head, a lint workflow, a run in another repository) are made
+with :meth:`add_run`, each with the event and title its author chose.
 """
 
 from __future__ import annotations
@@ -36,9 +38,15 @@ class FakeRun:
     job_ids: dict[str, int] = field(default_factory=dict)
     artifacts: dict[int, tuple[str, bytes]] = field(default_factory=dict)
     created_at: str = field(default_factory=now_iso)
+    # What started the run: prbot's are workflow_dispatch; anything else is someone else's.
+    event: str = "workflow_dispatch"
+    # The run's name as its workflow's ``run-name`` made it; prbot's names its dispatch key.
+    title: str | None = None
 
     @property
     def display_title(self) -> str:
+        if self.title is not None:
+            return self.title
         return f"prbot {self.inputs.get('prbot_dispatch', '')}".strip()
 
 
@@ -70,6 +78,32 @@ class ActionsState:
             return started
 
     # --- what tests do
+    def add_run(
+        self,
+        repo: str,
+        *,
+        head_sha: str,
+        title: str,
+        event: str = "pull_request",
+        workflow: str = "ci.yml",
+        ref: str = "main",
+    ) -> int:
+        """A run prbot did not dispatch (a fork PR's workflow, a lint job): its id."""
+        with self.gh.lock:
+            run = FakeRun(
+                self.gh.ids(),
+                repo,
+                workflow,
+                ref,
+                head_sha,
+                {},
+                len(self.runs) + 1,
+                event=event,
+                title=title,
+            )
+            self.runs[run.id] = run
+            return run.id
+
     def finish(
         self,
         run_id: int,
@@ -114,7 +148,7 @@ class ActionsState:
             "id": run.id,
             "name": run.workflow,
             "display_title": run.display_title,
-            "event": "workflow_dispatch",
+            "event": run.event,
             "status": run.status,
             "conclusion": run.conclusion,
             "head_branch": run.ref,
@@ -178,7 +212,9 @@ def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
         found = [
             state.run_json(run)
             for run in sorted(state.runs.values(), key=lambda r: -r.id)
-            if run.repo == repo.full_name and run.workflow == req.params["workflow"]
+            if run.repo == repo.full_name
+            and run.workflow == req.params["workflow"]
+            and req.query.get("event", run.event) == run.event
         ]
         return api.ok({"total_count": len(found), "workflow_runs": found})
 

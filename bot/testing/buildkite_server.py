@@ -12,7 +12,9 @@ repository's own CI made (a push, vLLM's own ``/ci run``). The build list filter
 branch and meta-data, newest first, in pages chained by a ``Link`` header; ``list_status``
 makes it answer 401, 404 or 500 instead. Artifacts download through a redirect, as
 Buildkite's do. Every request is counted, so tests can assert "one create per
-selected build, none on a replay".
+selected build, none on a replay". A build made through the API says ``source: api``;
+``add_build``'s say ``webhook`` and carry whatever meta-data the PR's code set. Webhooks go
+out signed, or with the plain token (``webhook_mode="token"``).
 
 Base-branch history: ``seed_history(builds)`` adds finished builds already in the REST
 shape (``bot.testing.buildkite_shapes.history``: flaky, broken and healthy steps, retried
@@ -30,6 +32,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -43,6 +46,11 @@ from bot.events.buildkite import sign
 FINISHED = ("passed", "failed", "timed_out", "canceled")
 
 
+def buildkite_time() -> str:
+    """Buildkite's timestamps: ISO 8601 in UTC with milliseconds."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
 @dataclass
 class FakeJob:
     id: str
@@ -52,6 +60,7 @@ class FakeJob:
     name: str | None = None
     retried_in: str | None = None  # the job that retried this one
     retries_count: int | None = None
+    finished_at: str | None = None
 
     def to_json(self, number: int, web: str) -> dict[str, Any]:
         done = self.state in FINISHED
@@ -68,6 +77,7 @@ class FakeJob:
             "retries_count": self.retries_count,
             "parallel_group_index": None,
             "web_url": f"{web}/builds/{number}#{self.id}",
+            "finished_at": self.finished_at,
         }
 
 
@@ -80,6 +90,7 @@ class FakeBuild:
     state: str = "scheduled"
     created_at: str = "2026-01-01T00:00:00.000Z"
     source: str = "api"
+    finished_at: str | None = None
 
     def current(self, step_key: str) -> FakeJob:
         """The step's latest attempt (the one its last retry made, if any)."""
@@ -95,6 +106,7 @@ class FakeBuild:
             "blocked": False,
             "source": self.source,
             "created_at": self.created_at,
+            "finished_at": self.finished_at,
             "commit": self.body.get("commit"),
             "branch": self.body.get("branch"),
             "message": self.body.get("message"),
@@ -137,9 +149,13 @@ class FakeBuildkite:
         pipeline: str = "ci",
         webhook_url: str | None = None,
         webhook_token: str = "bk-webhook-token",
+        webhook_mode: str = "signature",
     ) -> None:
         self.token, self.organization, self.pipeline = token, organization, pipeline
         self.webhook_url, self.webhook_token = webhook_url, webhook_token
+        # How webhooks prove themselves: "signature" (X-Buildkite-Signature with a timestamp)
+        # or "token" (the plain X-Buildkite-Token), as Buildkite's webhook settings choose.
+        self.webhook_mode = webhook_mode
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
@@ -397,7 +413,7 @@ class FakeBuildkite:
         with self.lock:
             build = self.builds[number]
             job = build.current(step_key)
-            job.state = state
+            job.state, job.finished_at = state, buildkite_time()
             for filename, blob in (artifacts or {}).items():
                 artifact_id = str(uuid.uuid4())
                 self.blobs[artifact_id] = blob
@@ -414,13 +430,14 @@ class FakeBuildkite:
             if all(j.state in FINISHED for j in current):
                 failed = any(j.state != "passed" for j in current)
                 build.state = "failed" if failed else "passed"
+                build.finished_at = buildkite_time()
             else:
                 build.state = "running"
             base = self.url + self.pipeline_path
             payload = {
                 "event": "job.finished",
                 "build": build.to_json(base, f"{self.url}/web"),
-                "job": {"id": job.id, "state": job.state, "step_key": job.step_key},
+                "job": job.to_json(number, f"{self.url}/web"),
             }
         if deliver:
             self.deliver("job.finished", payload)
@@ -432,16 +449,17 @@ class FakeBuildkite:
         return payload
 
     def deliver(self, event: str, payload: dict[str, Any], *, timestamp: int | None = None) -> int:
-        """POST a signed webhook to ``webhook_url``; returns the status prbot answered."""
+        """POST a webhook (signed, or with the plain token) to ``webhook_url``; returns the
+        status prbot answered."""
         if self.webhook_url is None:
             raise RuntimeError("FakeBuildkite has no webhook_url")
         body = json.dumps(payload).encode()
         stamp = int(time.time()) if timestamp is None else timestamp
-        headers = {
-            "Content-Type": "application/json",
-            "X-Buildkite-Event": event,
-            "X-Buildkite-Signature": sign(body, self.webhook_token, stamp),
-        }
+        headers = {"Content-Type": "application/json", "X-Buildkite-Event": event}
+        if self.webhook_mode == "token":
+            headers["X-Buildkite-Token"] = self.webhook_token
+        else:
+            headers["X-Buildkite-Signature"] = sign(body, self.webhook_token, stamp)
         status = httpx.post(self.webhook_url, content=body, headers=headers, timeout=10).status_code
         with self.lock:
             self.deliveries.append(status)

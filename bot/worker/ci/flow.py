@@ -6,8 +6,8 @@ stay one call each and tests drive the same code with the local GitHub and Build
    publish it are stored, so later news re-renders it without running the checks.
 2. ``dispatch_head`` (a ``jobs_dispatch`` queue job: after the report, an approval, a
    /recheck): trust, approvals and records -> plan -> execute -> republish.
-3. ``take_build_news`` (a Buildkite delivery): the build's records refreshed from the
-   engine's API, then each head they belong to republished.
+3. ``republish``: the kept report re-rendered with the records (after a build's news,
+   bot/worker/ci/build_news.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from github import GithubException
 
 from bot.core.features import FEATURES
-from bot.engines.base import DISPATCH_META, BuildRef, Engine, EngineError, make_engine
+from bot.engines.base import DISPATCH_META, Engine, EngineError, make_engine
 from bot.engines.buildkite_builds import BuildkiteBuilds
 from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
@@ -35,14 +35,11 @@ from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.local.git import GitError, run_git
 from bot.report.render import Report, render_markdown
 from bot.report.runner import decide_trust
-from bot.runtime.locks import named_lock
 from bot.runtime.settings import Settings
 from bot.store import jobs as store
 from bot.store import state
 from bot.store.queue import Queue
 from bot.worker.ci.dispatch import Outcome, PullContext, execute
-from bot.worker.ci.results import refresh_build
-from bot.worker.ci.signal import classify_failures
 from bot.worker.ci.stored_report import (
     jobs_section,
     report_from_json,
@@ -316,7 +313,14 @@ def dispatch_head(
         for r in store.records_for_head(services.db, repo, number, head_sha)
     }
     reused = _reusable_bases(services.db, head, wanted)
-    planned = plan(wanted, head, records, mode=mode, reusable_base=frozenset(reused))
+    planned = plan(
+        wanted,
+        head,
+        records,
+        mode=mode,
+        reusable_base=frozenset(reused),
+        key_secret=services.settings.dispatch_key_secret(),
+    )
     if services.settings.dry_run or not planned.dispatches and not planned.resume:
         # Dry run: recorded as selected, nothing sent. Nothing to send: no GitHub call.
         planned.selected.extend(spec for d in planned.dispatches for spec, _ in d.jobs)
@@ -354,62 +358,6 @@ def dispatch_head(
     )
     republish(services, repo, number, head_sha)
     return outcome
-
-
-def take_build_news(
-    services: Services, build: BuildRef, dispatch_key: str | None, finished: bool
-) -> int:
-    """Refresh a build's records from the engine, republish their heads; records changed."""
-    records = store.records_for_build(services.db, build.engine, build.id)
-    if not records and dispatch_key:
-        # The build reported before its dispatch recorded it (or the dispatcher crashed in
-        # between): the key in its meta-data names the claims, and the build is theirs.
-        store.record_build(
-            services.db,
-            dispatch_key,
-            engine_name=build.engine,
-            build_id=build.id,
-            build_number=build.number,
-            build_url=build.web_url,
-        )
-        records = store.records_for_build(services.db, build.engine, build.id)
-    if not records:
-        return 0  # not a build prbot made (or one from before a database reset)
-    # job.finished and build.finished of one build arrive together; one reads the engine,
-    # the other then finds the records finished and reads nothing.
-    with named_lock(services.db, f"build:{build.engine}:{build.id}", services.lock_dir):
-        records = store.records_for_build(services.db, build.engine, build.id)
-        engine = services.engines(build.engine)
-        refreshed = refresh_build(services.db, engine, records, build_finished=finished)
-        changed = refreshed.changed + _classify(services, build, engine)
-    if changed:
-        for key in sorted({(r.key.repo, r.key.number, r.key.head_sha) for r in records}):
-            republish(services, *key)
-    return changed
-
-
-def _classify(services: Services, build: BuildRef, engine: Engine) -> int:
-    """The build's failed smoke jobs classified (and retried once where due); changes."""
-    if not hasattr(engine, "retry_job"):
-        # Only an engine with Buildkite's build history and job retry is classified
-        # (GitHub Actions' history is not read yet).
-        return 0
-    records = store.records_for_build(services.db, build.engine, build.id)
-    if not any(r.state in ("failed", "timed_out", "passed") for r in records):
-        return 0
-    first = records[0]
-    loaded = store.load_full_report(
-        services.db, first.key.repo, first.key.number, first.key.head_sha
-    )
-    if loaded is None:
-        return 0
-    context = dict(loaded[1])
-    if services.settings.dry_run:
-        # A retry is a write to CI: a dry run classifies, and never retries.
-        context["ci_signal"] = {**(context.get("ci_signal") or {}), "retry": False}
-    return classify_failures(
-        services.db, engine, BuildkiteBuilds.from_settings(services.settings), records, context
-    )
 
 
 class JobsPublisher(Publisher):

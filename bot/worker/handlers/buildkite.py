@@ -1,8 +1,13 @@
 """``buildkite`` deliveries (POST /webhooks/buildkite): a build prbot made has news.
 
 The delivery only says that a job or the build finished; the states and artifacts come from
-Buildkite's API (bot/worker/ci/results.py), the records are updated, and the report of each head
-the build belongs to is re-rendered and republished without running the checks.
+Buildkite's API (bot/worker/ci/results.py), the records are updated, and the report of each
+head the build belongs to is re-rendered and republished without running the checks.
+
+The build is matched by the id Buildkite returned when prbot created it. Its meta-data is no
+proof (a PR's code can set it, on any build it runs in), so a build that names a dispatch
+whose build was never recorded is bound only when Buildkite's API lists it as the build
+prbot's token created with that key (bot/worker/ci/build_news.py).
 """
 
 from __future__ import annotations
@@ -11,8 +16,13 @@ import logging
 
 from bot.engines.base import DISPATCH_META, BuildRef
 from bot.events.buildkite import HANDLED_EVENTS
-from bot.store import jobs as store
-from bot.worker.ci.flow import services_for, take_build_news
+from bot.worker.ci.build_news import (
+    bind_reported_build,
+    installation_of,
+    records_for_news,
+    take_build_news,
+)
+from bot.worker.ci.flow import services_for
 from bot.worker.handlers.context import HandlerContext
 from bot.worker.handlers.registry import Event, on_event
 
@@ -28,14 +38,10 @@ def on_buildkite(ctx: HandlerContext, event: Event) -> None:
         return
     meta = build.get("meta_data") if isinstance(build.get("meta_data"), dict) else {}
     dispatch_key = meta.get(DISPATCH_META) if isinstance(meta.get(DISPATCH_META), str) else None
-    records = store.records_for_build(ctx.engine, ENGINE, build["id"])
-    if not records and dispatch_key:
-        records = store.records_for_dispatch(ctx.engine, dispatch_key)
+    records, waiting = records_for_news(ctx.engine, ENGINE, build["id"], dispatch_key)
     if not records:
         return  # not a build prbot made
-    first = records[0].key
-    kept = store.load_full_report(ctx.engine, first.repo, first.number, first.head_sha)
-    installation_id = kept[1].get("installation_id") if kept else None
+    services = services_for(ctx, installation_of(ctx.engine, records[0]))
     number = build.get("number")
     ref = BuildRef(
         ENGINE,
@@ -43,9 +49,6 @@ def on_buildkite(ctx: HandlerContext, event: Event) -> None:
         number if isinstance(number, int) and not isinstance(number, bool) else None,
         str(build.get("web_url") or ""),
     )
-    take_build_news(
-        services_for(ctx, installation_id),
-        ref,
-        dispatch_key,
-        finished=event.action == "build.finished",
-    )
+    if waiting and not bind_reported_build(services, ref, records):
+        return
+    take_build_news(services, ref, finished=event.action == "build.finished")
