@@ -16,7 +16,7 @@ from bot.engines.buildkite import BuildkiteEngine
 from bot.events.buildkite import sign
 from bot.runtime.settings import CiSettings
 from bot.store import deliveries
-from bot.testing.buildkite_server import FakeBuildkite
+from bot.testing.buildkite_server import FakeBuildkite, buildkite_time
 
 MIB = 1024 * 1024
 DOCUMENTED_LIMIT = 2 * MIB  # docs/http.md: "413 over 2 MiB"
@@ -27,7 +27,13 @@ def finished(job_id: str = "j-1", pad: str = "") -> dict:
     return {
         "event": "job.finished",
         "build": {"id": "b-1", "number": 3, "state": "running", "meta_data": {}},
-        "job": {"id": job_id, "state": "passed", "step_key": "v1-attention-b200"},
+        "job": {
+            "id": job_id,
+            "state": "passed",
+            "step_key": "v1-attention-b200",
+            # Buildkite's own time: what dates a plain-token delivery (no signed timestamp).
+            "finished_at": buildkite_time(),
+        },
         "pad": pad,
     }
 
