@@ -21,6 +21,8 @@ from bot.report.render import MARKER
 REPO = "acme/widgets"
 SMOKE = "smoke-b200"
 RULES = f"""extends: vllm
+features:
+  dispatch: true
 checks:
   requirements:
     enabled: false
@@ -192,6 +194,8 @@ def test_on_an_older_server_a_run_named_like_prbots_is_not_taken_for_it(stack) -
 BK_REPO = "acme/kernels"
 BK_STEP = "v1-attention-b200"
 BK_RULES = f"""extends: vllm
+features:
+  dispatch: true
 checks:
   requirements:
     enabled: false
