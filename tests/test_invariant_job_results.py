@@ -21,8 +21,6 @@ from bot.report.render import MARKER
 REPO = "acme/widgets"
 SMOKE = "smoke-b200"
 RULES = f"""extends: vllm
-features:
-  dispatch: true
 checks:
   requirements:
     enabled: false
