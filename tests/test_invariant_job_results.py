@@ -21,6 +21,9 @@ from bot.report.render import MARKER
 REPO = "acme/widgets"
 SMOKE = "smoke-b200"
 RULES = f"""extends: vllm
+features:
+  dispatch: true
+  actions: true
 checks:
   requirements:
     enabled: false
@@ -112,7 +115,10 @@ def test_another_ci_run_on_the_head_leaves_the_gpu_jobs_alone(stack) -> None:
     stack.deliver("workflow_run", actions.finish(run_id, "success", jobs={SMOKE: "success"}))
     wait_for(lambda: "✅ passed" in report(stack, number), what="the real run's pass")
     wait_for(stack.idle, what="idle")
-    assert check_run(stack, head)["conclusion"] == "success"
+    # Not a failure: the jobs pass. (Neutral, not success: the local App's token lacks the
+    # members: read that dispatch asks for, which the report warns about in one line.)
+    assert check_run(stack, head)["conclusion"] == "neutral"
+    assert "GPU jobs on b200: 1 passed" in report(stack, number)
 
 
 def test_a_run_in_another_installations_repository_never_reports(stack) -> None:
