@@ -33,23 +33,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import statistics
 import subprocess
 import sys
-import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _duppr_curve import Curve, leave_one_repo_out  # noqa: E402
+from _duppr_report import POOL_QUERIES, RULES_THRESHOLD, markdown  # noqa: E402
+from _duppr_systems import (  # noqa: E402
+    EmbeddingCache,
+    Outcome,
+    embeddings_available,
+    prbot_text,
+    query_times,
+    run_prbot,
+    run_tfidf,
+    run_vllm,
+    vllm_text,
+)
 
 from bot.duplicates.clusters import clusters  # noqa: E402
-from bot.duplicates.features import build_features  # noqa: E402
-from bot.duplicates.index import MemoryIndex  # noqa: E402
-from bot.duplicates.scoring import LIKELY_DUPLICATE, ScoringConfig  # noqa: E402
+from bot.duplicates.scoring import ScoringConfig  # noqa: E402
 
 DEVELOPMENT_REPOS = (
     "symfony/symfony",
@@ -68,8 +78,6 @@ DEVELOPMENT_REPOS = (
 )
 KS = (1, 5, 10, 20)
 OUT = ROOT / "docs" / "benchmarks" / "duplicates_real.md"
-# Baseline alert threshold, for its false-alert figure only.
-BASELINE_ALERT_COSINE = 0.5
 MAX_TEXT_CHARS = 100_000
 
 
@@ -192,71 +200,6 @@ def load(data: Path, selected: frozenset[str]) -> dict[str, Repo]:
     return dict(sorted(repos.items()))
 
 
-# -- systems ----------------------------------------------------------------------------------
-@dataclass
-class Outcome:
-    """One system's answers for one repository."""
-
-    rankings: dict[int, list[int]] = field(default_factory=dict)
-    # query -> the candidate it calls a likely duplicate first (None: no alert)
-    alerts: dict[int, int | None] = field(default_factory=dict)
-    seconds: list[float] = field(default_factory=list)
-
-
-def run_prbot(repo: Repo, config: ScoringConfig) -> Outcome:
-    """Replay in number order: query against the earlier PRs, then index the PR."""
-    outcome = Outcome()
-    index = MemoryIndex()
-    for number in sorted(repo.prs):
-        pr = repo.prs[number]
-        features = build_features(number, title=pr["title"], body=pr["body"])
-        start = time.process_time()
-        result = index.query(features, config, top=max(KS))
-        outcome.seconds.append(time.process_time() - start)
-        outcome.rankings[number] = [c.number for c in result.candidates]
-        flagged = [c.number for c in result.candidates if c.tier == LIKELY_DUPLICATE]
-        outcome.alerts[number] = flagged[0] if flagged else None
-        index.add(features)
-    return outcome
-
-
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
-
-
-def run_tfidf(repo: Repo) -> Outcome:
-    """scikit-learn's default TfidfVectorizer (token pattern, lower case, smoothed idf, l2)
-    on title + body, idf over the repository's whole pool, cosine against earlier PRs."""
-    docs = {
-        n: Counter(_TOKEN.findall(f"{pr['title']}\n{pr['body']}".lower()))
-        for n, pr in repo.prs.items()
-    }
-    size = len(docs)
-    df: Counter[str] = Counter()
-    for terms in docs.values():
-        df.update(terms.keys())
-    idf = {t: math.log((1 + size) / (1 + d)) + 1 for t, d in df.items()}
-    vectors: dict[int, dict[str, float]] = {}
-    for number, terms in docs.items():
-        vec = {t: c * idf[t] for t, c in terms.items()}
-        norm = math.sqrt(sum(w * w for w in vec.values())) or 1.0
-        vectors[number] = {t: w / norm for t, w in vec.items()}
-    outcome = Outcome()
-    earlier: list[int] = []
-    for number in sorted(repo.prs):
-        mine = vectors[number]
-        start = time.process_time()
-        sims = sorted(
-            ((sum(w * vectors[o].get(t, 0.0) for t, w in mine.items()), o) for o in earlier),
-            key=lambda s: (-s[0], -s[1]),
-        )
-        outcome.seconds.append(time.process_time() - start)
-        outcome.rankings[number] = [o for _, o in sims[: max(KS)]]
-        top = sims[0] if sims else None
-        outcome.alerts[number] = top[1] if top and top[0] >= BASELINE_ALERT_COSINE else None
-        earlier.append(number)
-    return outcome
-
-
 # -- metrics ----------------------------------------------------------------------------------
 @dataclass
 class Figures:
@@ -319,135 +262,90 @@ class Figures:
 
 
 # The ranking as `prbot duplicates --min-score 0` gives it (the sweep's default floor hides
-# candidates below 0.05; TF-IDF ranks every earlier PR).
-RANKING = ScoringConfig(min_score=0.0)
+# candidates below 0.05; TF-IDF ranks every earlier PR); likely_duplicate at the rules'
+# default threshold.
+RANKING = ScoringConfig(min_score=0.0, likely_duplicate=RULES_THRESHOLD)
 # The same without PR numbers as a clock: how much of the figures that signal carries.
-NO_CLOCK = ScoringConfig(min_score=0.0, number_clock=False)
+NO_CLOCK = ScoringConfig(min_score=0.0, likely_duplicate=RULES_THRESHOLD, number_clock=False)
+PRBOT_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(14))  # 0.30 .. 0.95
+VLLM_THRESHOLDS = tuple(round(0.45 + 0.05 * i, 2) for i in range(8))  # 0.45 .. 0.80
+POOL_SIZE = 2_000
 
 
-def evaluate(repos: dict[str, Repo]) -> dict[str, dict]:
-    """prbot, prbot without the number clock, and TF-IDF, per repository and overall."""
+def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, dict]:
+    """Every system per repository and overall, the alert curves, and query times."""
+    cache = EmbeddingCache(data / "embeddings.cache") if embeddings else None
+    if cache is not None:
+        cache.ensure(
+            [
+                f(pr)
+                for repo in repos.values()
+                for pr in repo.prs.values()
+                for f in (prbot_text, vllm_text)
+            ]
+        )
     out: dict[str, dict] = {}
     totals: dict[str, Figures] = {}
+    curves: dict[str, dict[str, Curve]] = {}
     for name, repo in repos.items():
         truth = repo.earlier_duplicates()
         row: dict = {"prs": len(repo.prs)}
-        systems = (
-            ("prbot", run_prbot(repo, RANKING)),
-            ("prbot_no_clock", run_prbot(repo, NO_CLOCK)),
-            ("tfidf", run_tfidf(repo)),
-        )
-        for system, outcome in systems:
+        systems = [
+            ("prbot", run_prbot(repo.prs, RANKING, None), PRBOT_THRESHOLDS),
+            ("prbot_no_clock", run_prbot(repo.prs, NO_CLOCK, None), PRBOT_THRESHOLDS),
+            ("tfidf", run_tfidf(repo.prs), ()),
+        ]
+        if cache is not None:
+            systems += [
+                ("prbot_embeddings", run_prbot(repo.prs, RANKING, cache), PRBOT_THRESHOLDS),
+                ("vllm", run_vllm(repo.prs, cache), VLLM_THRESHOLDS),
+            ]
+        for system, outcome, thresholds in systems:
             figures = Figures.of(outcome, truth)
             totals[system] = totals[system] + figures if system in totals else figures
             row[system] = figures.to_json()
+            if thresholds:
+                curves.setdefault(system, {})[name] = Curve.of(outcome, truth, thresholds)
         out[name] = row
-    out["overall"] = {
+    overall: dict = {
         "prs": sum(len(r.prs) for r in repos.values()),
         **{system: f.to_json() for system, f in totals.items()},
     }
+    overall["curves"] = {}
+    for system, per_repo in curves.items():
+        combined = None
+        for c in per_repo.values():
+            combined = c if combined is None else combined + c
+        assert combined is not None
+        overall["curves"][system] = {
+            "points": [combined.row(t) for t in sorted(combined.points)],
+            "best": combined.best(),
+            "leave_one_repo_out": leave_one_repo_out(per_repo),
+        }
+    pool = [pr for repo in repos.values() for pr in repo.prs.values()][:POOL_SIZE]
+    if len(pool) >= POOL_QUERIES * 2:
+        times = query_times(pool, POOL_QUERIES, RANKING, cache)
+        overall["query_ms_at_pool"] = {
+            "open_prs": len(pool),
+            **{name: _ms(seconds) for name, seconds in times.items()},
+        }
+    if cache is not None:
+        overall["embedding"] = {
+            "texts_encoded_this_run": cache.encoded,
+            "cpu_ms_per_text": round(1000 * cache.encode_seconds / cache.encoded, 1)
+            if cache.encoded
+            else None,
+        }
+    out["overall"] = overall
     return out
 
 
-def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}×" if b else "—"
-
-
-def markdown(result: dict[str, dict], command: str) -> str:
-    overall = result["overall"]
-    p, t = overall["prbot"], overall["tfidf"]
-    lines = [
-        "# Duplicate-work audit on real duplicate PRs (DupPR)",
-        "",
-        f"Produced by `{command}` (data: see the script's docstring; nothing of the corpus is "
-        "committed).",
-        "",
-        "Setting: the DupPR pairs of the 13 development repositories, records cut to number, "
-        "title and body. PRs are replayed in number order per repository; each is queried "
-        "against the same repository's lower-numbered PRs (the corpus has text only for PRs "
-        "in a pair). A query's true duplicates are the earlier PRs of its group; the first PR "
-        "of every group has no earlier duplicate and is a negative. The baseline is TF-IDF "
-        "cosine on title + body (scikit-learn's defaults, idf over the repository's pool) in "
-        "the same run. prbot's ranking is `prbot duplicates --min-score 0`'s (every scored "
-        "candidate; the sweep's default floor of 0.05 only shortens the list); "
-        "`likely_duplicate` uses the report's threshold (0.6) and rules. \"Without the number "
-        'clock" is prbot with no time signal at all (records have no dates; by default the '
-        "PR numbers stand in for time).",
-        "",
-        "## Overall",
-        "",
-        f"{overall['prs']} PRs; {p['queries_with_duplicates']} queries with an earlier "
-        f"duplicate, {p['queries_without']} without.",
-        "",
-        "| system | recall@1 | recall@5 | recall@10 | recall@20 | flagged | right | "
-        "false alerts | median query |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    systems = (
-        ("prbot", p),
-        ("prbot without the number clock", overall["prbot_no_clock"]),
-        ("TF-IDF cosine (title + body)", t),
-    )
-    for name, s in systems:
-        r = s["recall"]
-        lines.append(
-            f"| {name} | {r['@1']:.3f} | {r['@5']:.3f} | {r['@10']:.3f} | {r['@20']:.3f} | "
-            f"{s['flagged']} | {s['precision']:.1%} | {s['false_alert_rate']:.1%} | "
-            f"{s['median_query_ms']:.2f} ms |"
-        )
-    lines += [
-        "",
-        f"Ratios prbot / TF-IDF: recall@1 **{_ratio(p['recall']['@1'], t['recall']['@1'])}** "
-        f"(target ≥ 1.25×), recall@5 {_ratio(p['recall']['@5'], t['recall']['@5'])}, "
-        f"recall@20 **{_ratio(p['recall']['@20'], t['recall']['@20'])}** (target ≥ 1.00×). "
-        f"recall@5 {p['recall']['@5']:.3f} (target ≥ 0.90). `likely_duplicate` right on "
-        f"{p['precision']:.1%} of the {p['flagged']} PRs it flags (target ≥ 90%), false alerts "
-        f"on {p['false_alert_rate']:.1%} of the PRs without an earlier duplicate (target ≤ 3%). "
-        f"Query time p95: prbot {p['p95_query_ms']:.2f} ms, TF-IDF (all earlier PRs) "
-        f'{t["p95_query_ms"]:.2f} ms. "Right": the first candidate flagged is a true '
-        "duplicate; a flag on a PR without one is wrong. TF-IDF's flags are cosine ≥ "
-        f"{BASELINE_ALERT_COSINE}.",
-        "",
-        "## Reading the figures",
-        "",
-        "- Negatives are honest but few kinds: the corpus carries titles and bodies only for "
-        "PRs in a duplicate pair (its non-duplicate samples are pairs of numbers without text), "
-        "so a PR without an earlier duplicate is the first PR of its group, queried against "
-        "the PRs before it. It does have a later duplicate, which is never a candidate.",
-        "- The number clock is stronger here than on a real list of open PRs: the pool holds "
-        "only PRs of pairs, so the PR just before a query is more often its duplicate than it "
-        "would be among every open PR. The row without it is the figure to trust for wording; "
-        "its recall@5 is below the 0.90 target.",
-        "- What limits recall: many pairs share no words at all (a one-line typo fix paired "
-        "with a locale-file rename: duplicates by code only, which a text-only record cannot "
-        "show).",
-        '- What limits precision: labels are pairs, not complete groups. Several "wrong" '
-        'flags are the same change submitted a third time, or a resubmission ("rebased on '
-        'master, replaces #N") that the corpus does not pair.',
-        "- Query time is CPU time of the index query alone, on a 2-core machine shared with "
-        "other work; "
-        "prbot scores up to 150 candidates in full (an index this small is scored whole), "
-        "TF-IDF takes dot products with every earlier PR's precomputed vector.",
-        "",
-        "## Per repository",
-        "",
-        "| repository | PRs | queries | prbot r@1 | TF-IDF r@1 | ratio | prbot r@5 | "
-        "prbot r@20 | TF-IDF r@20 | flagged (right) | false alerts |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for name, row in result.items():
-        if name == "overall":
-            continue
-        p, t = row["prbot"], row["tfidf"]
-        lines.append(
-            f"| {name} | {row['prs']} | {p['queries_with_duplicates']} | "
-            f"{p['recall']['@1']:.3f} | {t['recall']['@1']:.3f} | "
-            f"{_ratio(p['recall']['@1'], t['recall']['@1'])} | {p['recall']['@5']:.3f} | "
-            f"{p['recall']['@20']:.3f} | {t['recall']['@20']:.3f} | "
-            f"{p['flagged']} ({p['flagged_right']}) | "
-            f"{p['false_alerts']} of {p['queries_without']} |"
-        )
-    return "\n".join(lines) + "\n"
+def _ms(seconds: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in seconds) or [0.0]
+    return {
+        "median": round(statistics.median(ms), 2),
+        "p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 2),
+    }
 
 
 def main() -> None:
@@ -461,6 +359,11 @@ def main() -> None:
     run.add_argument("data", type=Path, help="the directory `extract` wrote")
     run.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(ROOT)}")
     run.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    run.add_argument(
+        "--no-embeddings",
+        action="store_true",
+        help="skip vLLM's checker and prbot with embeddings (they need prbot[embeddings])",
+    )
     for p in (ext, run):
         p.add_argument(
             "--repos",
@@ -475,7 +378,8 @@ def main() -> None:
         write_data(args.out, texts, pairs)
         print(f"{len(texts)} PRs, {len(pairs)} pairs -> {args.out}")
         return
-    result = evaluate(load(args.data, selected))
+    embeddings = embeddings_available() and not args.no_embeddings
+    result = evaluate(load(args.data, selected), args.data, embeddings)
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -127,3 +127,31 @@ def test_figures_count_alerts_right_and_false() -> None:
     assert figures.recall(1) == 0.5 and figures.recall(5) == 1.0
     assert figures.flagged == 3 and figures.flagged_right == 1
     assert figures.false_alert_rate == 0.5  # 12 has no earlier duplicate and is flagged
+
+
+def test_the_alert_curve_and_the_threshold_chosen_on_the_other_repositories() -> None:
+    module = _module()
+    truth = {10: set(), 11: {10}, 12: set(), 13: {12}}
+    outcome = module.Outcome(
+        scored={
+            10: [],
+            11: [(0.9, True, 10)],
+            12: [(0.55, True, 10)],  # no earlier duplicate: a false alert at 0.55 and below
+            13: [(0.7, False, 11), (0.5, True, 12)],  # 11 may not alert; 12 is right at 0.5
+        }
+    )
+    curve = module.Curve.of(outcome, truth, (0.5, 0.6))
+    assert curve.row(0.5) == {
+        "threshold": 0.5,
+        "flagged": 3,
+        "right": 2,
+        "flagged_share": 1.0,
+        "precision": 0.667,
+        "false_alert_rate": 0.5,
+    }
+    assert curve.points[0.6] == [1, 1, 0] and curve.best() == 0.6
+    clean = module.Curve.of(module.Outcome(scored={11: [(0.9, True, 10)]}), {11: {10}}, (0.5, 0.6))
+    loro = module.leave_one_repo_out({"a": curve, "b": clean})
+    # a is judged at b's choice (0.5: b flags right there), b at a's (0.6).
+    assert loro["thresholds"] == {"a": 0.5, "b": 0.6}
+    assert (loro["flagged"], loro["right"]) == (4, 3)
