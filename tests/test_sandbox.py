@@ -215,7 +215,7 @@ def test_serve_with_a_sandbox_user_keeps_its_database_and_mirrors_from_that_user
         stored = sorted(p.name for p in data.glob("prbot.sqlite*"))
         assert "prbot.sqlite" in stored and "prbot.sqlite-inbox" in stored
         probes = [f"cat {data / name}" for name in stored]
-        probes += [f"ls {data}", f"ls {data / 'mirrors'}", f"ls {data / 'uv-cache'}"]
+        probes += [f"ls {data}", f"ls {data / 'mirrors'}"]
         script = "; ".join(
             f"if {probe} 2>/dev/null; then echo OPEN; else echo closed; fi" for probe in probes
         )
@@ -224,8 +224,10 @@ def test_serve_with_a_sandbox_user_keeps_its_database_and_mirrors_from_that_user
         work.mkdir()
         try:
             result = runner.run(["/bin/sh", "-c", script], cwd=work)
-            # Everything closed to nobody but uv's cache, which it is handed on each run.
-            assert result.stdout.split() == ["closed"] * (len(probes) - 1) + ["OPEN"], stored
+            # Everything closed to nobody. (uv's cache, handed over on each run, is not probed:
+            # whether it is open yet depends on when serve's start reaches it, which made this
+            # test fail under two xdist workers.)
+            assert result.stdout.split() == ["closed"] * len(probes), stored
             assert data.stat().st_mode & 0o777 == 0o711
         finally:
             shutil.rmtree(top, ignore_errors=True)
