@@ -23,6 +23,7 @@ from bot.engines.base import (
     JobState,
     register,
 )
+from bot.engines.buildkite_builds import pipeline_settings
 
 DEFAULT_API_URL = "https://api.buildkite.com"
 
@@ -30,15 +31,10 @@ DEFAULT_API_URL = "https://api.buildkite.com"
 @register("buildkite")
 def from_settings(settings: Any, client: Any = None) -> BuildkiteEngine:
     """The pipeline named by ``PRBOT_BUILDKITE_*``; EngineError while any is missing."""
-    ci = settings.ci
-    if not (ci.buildkite_organization and ci.buildkite_pipeline and ci.buildkite_token):
+    named = pipeline_settings(settings)
+    if named is None:
         raise EngineError("Buildkite is not configured (PRBOT_BUILDKITE_*)")
-    return BuildkiteEngine(
-        organization=ci.buildkite_organization,
-        pipeline=ci.buildkite_pipeline,
-        token=ci.buildkite_token,
-        api_url=ci.buildkite_api_url,
-    )
+    return BuildkiteEngine(**named)
 
 
 class BuildkiteEngine:

@@ -54,6 +54,20 @@ def next_link(header: str | None) -> str | None:
     return None
 
 
+def pipeline_settings(settings: Any) -> dict[str, str] | None:
+    """The pipeline ``PRBOT_BUILDKITE_*`` names, as keyword arguments for the write engine and
+    for this reader alike, or None while any of organization, pipeline and token is unset."""
+    ci = settings.ci
+    if not (ci.buildkite_organization and ci.buildkite_pipeline and ci.buildkite_token):
+        return None
+    return {
+        "organization": ci.buildkite_organization,
+        "pipeline": ci.buildkite_pipeline,
+        "token": ci.buildkite_token,
+        "api_url": ci.buildkite_api_url,
+    }
+
+
 class BuildkiteBuilds:
     """``GET`` on one pipeline's builds; never creates or changes anything."""
 
@@ -78,15 +92,8 @@ class BuildkiteBuilds:
     @classmethod
     def from_settings(cls, settings: Any) -> BuildkiteBuilds | None:
         """The pipeline ``PRBOT_BUILDKITE_*`` names, or None while it is not configured."""
-        ci = settings.ci
-        if not (ci.buildkite_organization and ci.buildkite_pipeline and ci.buildkite_token):
-            return None
-        return cls(
-            organization=ci.buildkite_organization,
-            pipeline=ci.buildkite_pipeline,
-            token=ci.buildkite_token,
-            api_url=ci.buildkite_api_url,
-        )
+        named = pipeline_settings(settings)
+        return None if named is None else cls(**named)
 
     def _same_endpoint(self, url: str) -> bool:
         # A next link goes on listing the same builds; anything else is not followed (the
