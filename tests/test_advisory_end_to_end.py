@@ -253,3 +253,25 @@ def test_a_feature_without_its_permission_is_one_line_and_the_rest_comes_out(tmp
         assert "Changed files" in body  # the other sections still came out
     finally:
         stack.__exit__(None, None, None)
+
+
+def test_a_permission_accepted_later_is_read_from_the_installation(tmp_path) -> None:
+    # The token minted for the first report keeps the permissions it was minted with; what the
+    # owner accepts afterwards is on the installation (GET /app/installations/{id}).
+    stack, running = make_stack(tmp_path, ADVISORY + "features:\n  autofix: true\n")
+    try:
+        installation = running.github.installations[INSTALLATION_ID]
+        narrow = {"metadata": "read", "contents": "read", "issues": "write", "checks": "write"}
+        installation.permissions = {**narrow, "pull_requests": "read"}
+        number, _ = open_pr(running)
+        wait_for(lambda: "features.autofix is on" in comment(running, number), what="the line")
+        wait_for(running.idle, what="idle")
+        installation.permissions = {**narrow, "pull_requests": "read", "contents": "write"}
+        note = running.github.add_user_comment(REPO, number, "maintainer", "/recheck")
+        running.deliver("issue_comment", running.github.issue_comment_event(REPO, number, note))
+        wait_for(lambda: "rocket" in running.github.reactions(REPO, note["id"]), what="recheck")
+        wait_for(running.idle, what="idle")
+        body = comment(running, number)
+        assert "GPU jobs" in body and "features.autofix is on" not in body
+    finally:
+        stack.__exit__(None, None, None)

@@ -8,7 +8,9 @@ names. Everything here blocks; callers keep it off the event loop.
 from __future__ import annotations
 
 import json
+import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,8 @@ from github.IssueComment import IssueComment
 
 from bot.runtime.metrics import count_github_retry, install_github_call_counter
 from bot.runtime.settings import Settings
+
+log = logging.getLogger(__name__)
 
 CHECK_RUN_NAME = "prbot"
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -148,6 +152,20 @@ class GitHubApp:
             "POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"
         )
 
+    def installation_permissions(self, installation_id: int) -> dict[str, str] | None:
+        """What the installation's owner granted now (``GET /app/installations/{id}``, as the
+        App): a token keeps the permissions it was minted with until it expires, so a grant
+        accepted since is only seen here. None when GitHub does not say."""
+        try:
+            found = self._integration().get_app_installation(int(installation_id))
+            permissions = found.raw_data.get("permissions")
+        except GithubException as exc:
+            log.info("installation %s: permissions not read (%s)", installation_id, exc.status)
+            return None
+        if not isinstance(permissions, dict):
+            return None
+        return {str(k): str(v) for k, v in permissions.items()}
+
     def installation(self, installation_id: int) -> InstallationClient:
         with self._lock:
             client = self._clients.get(installation_id)
@@ -161,7 +179,9 @@ class GitHubApp:
                     lazy=True,
                     **self._pacing,
                 )
-                client = InstallationClient(gh, auth)
+                client = InstallationClient(
+                    gh, auth, lambda: self.installation_permissions(installation_id)
+                )
                 # Fetch the token now, under the lock: threads sharing this client would
                 # otherwise each ask for one on their first request.
                 client.token()
@@ -172,9 +192,15 @@ class GitHubApp:
 class InstallationClient:
     """REST operations on behalf of one installation. The token is cached until near expiry."""
 
-    def __init__(self, gh: Github, auth: Auth.AppInstallationAuth) -> None:
+    def __init__(
+        self,
+        gh: Github,
+        auth: Auth.AppInstallationAuth,
+        permissions: Callable[[], dict[str, str] | None] | None = None,
+    ) -> None:
         self.gh = gh
         self._auth = auth
+        self._permissions = permissions
         self._lock = threading.Lock()
 
     def token(self) -> str:
@@ -182,13 +208,9 @@ class InstallationClient:
             return self._auth.token
 
     def granted(self) -> dict[str, str] | None:
-        """The permissions GitHub gave the installation's token (its access-token answer),
-        or None when they are not known."""
-        self.token()
-        # PyGithub keeps the answer on the auth object, without a public accessor.
-        answer = getattr(self._auth, "_AppInstallationAuth__installation_authorization", None)
-        permissions = getattr(answer, "permissions", None)
-        return dict(permissions) if isinstance(permissions, dict) else None
+        """The permissions the installation's owner granted (GitHub's installation object),
+        or None when they are not known (a client made without the App)."""
+        return self._permissions() if self._permissions is not None else None
 
     def _repo(self, full_name: str):  # noqa: ANN202 - PyGithub Repository
         return self.gh.get_repo(full_name)

@@ -99,7 +99,7 @@ class AccountShapes:
             "app_slug": self.app_slug,
             "target_id": account["id"],
             "target_type": "User",
-            "permissions": dict(APP_PERMISSIONS),
+            "permissions": dict(inst.permissions or APP_PERMISSIONS),
             "events": list(APP_EVENTS),
             "created_at": inst.created_at,
             "updated_at": inst.created_at,
