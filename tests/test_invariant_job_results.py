@@ -195,6 +195,43 @@ def test_on_an_older_server_a_run_named_like_prbots_is_not_taken_for_it(stack) -
     assert check_run(stack, head)["conclusion"] == "failure"
 
 
+def test_a_writers_own_dispatch_of_prbots_workflow_is_not_taken_for_it(stack) -> None:
+    gh = stack.github
+    # The older server again: the record waits for its run. A writer (who can dispatch any
+    # workflow) starts prbot's own workflow by hand, named with the pending key: the same
+    # workflow_dispatch event, the same workflow path, the same title. Only its actor differs.
+    gh.actions.details = gh.actions.immediate = False
+    gh.commit(REPO, "feature", {"widgets/core.py": "x = 2\n"})
+    pull = gh.open_pull_request(
+        REPO, head_branch="feature", title="T", author="m", author_association="MEMBER"
+    )
+    number, head = pull["number"], pull["head"]["sha"]
+    stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+    wait_for(lambda: gh.actions.dispatches, what="a dispatch")
+    wait_for(stack.idle, what="idle")
+    key = gh.actions.dispatches[0]["inputs"]["prbot_dispatch"]
+    by_hand = gh.actions.add_run(
+        REPO,
+        head_sha=head,
+        title=f"prbot {key}",
+        event="workflow_dispatch",
+        workflow="prbot-gpu.yml",
+        actor="maintainer",
+    )
+    payload = gh.actions.finish(by_hand, "success", jobs={SMOKE: "success"})
+    assert payload["workflow_run"]["actor"]["login"] == "maintainer"
+    assert stack.deliver("workflow_run", payload).status_code == 202
+    wait_for(stack.idle, what="idle")
+    assert "✅ passed" not in report(stack, number) and "🕒 queued" in report(stack, number)
+    # prbot's own run (its actor is the App's bot) is the job's result.
+    (real,) = gh.actions.start_pending()
+    assert gh.actions.run_json(gh.actions.runs[real])["actor"]["login"] == gh.bot_login
+    stack.deliver("workflow_run", gh.actions.finish(real, "failure", jobs={SMOKE: "failure"}))
+    wait_for(lambda: "❌ failed" in report(stack, number), what="the real run's failure")
+    wait_for(stack.idle, what="idle")
+    assert check_run(stack, head)["conclusion"] == "failure"
+
+
 BK_REPO = "acme/kernels"
 BK_STEP = "v1-attention-b200"
 BK_RULES = f"""extends: vllm

@@ -29,7 +29,13 @@ def actions(github_server):
         seconds_between_requests=None,
         seconds_between_writes=None,
     )
-    engine = ActionsEngine(gh=gh, token=token, api_url=github_server.url, workflow="gpu.yml")
+    engine = ActionsEngine(
+        gh=gh,
+        token=token,
+        api_url=github_server.url,
+        workflow="gpu.yml",
+        actor=github_server.bot_login,  # the installation token's runs are the App bot's
+    )
     return github_server, engine
 
 
@@ -92,6 +98,12 @@ def test_without_run_details_the_run_is_found_by_its_key(actions) -> None:
     found = engine.find_build(other, "c" * 40, repo=REPO)
     assert found is not None and found.id == f"{REPO}:{started}"
     assert engine.artifacts(pending, None) == ()
+    # The run's actor is the App's bot: an engine acting for anyone else finds no run.
+    for actor in ("maintainer", None):
+        elsewhere = ActionsEngine(
+            gh=engine.gh, token="t" * 40, api_url=server.url, workflow="gpu.yml", actor=actor
+        )
+        assert elsewhere.find_build(other, "c" * 40, repo=REPO) is None
 
 
 def test_refusals_and_foreign_downloads(actions) -> None:

@@ -11,7 +11,10 @@ them). Each job of the run is a step; JSON files inside the run's artifacts are 
 
 GitHub answers a dispatch with the run it created when asked (``return_run_details``,
 PyGithub >= 2.10); an older server answers 204 with nothing, and the run is then found by
-the key in its name, now or when its ``workflow_run`` event arrives.
+the key in its name, now or when its ``workflow_run`` event arrives. Found so, a run is
+prbot's only when GitHub names the App's bot as its ``actor`` (who started it; a re-run keeps
+it): a writer can dispatch the same workflow with the same title, but only the App's
+installation token starts a run as its bot.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ ENV_INPUTS = {
 MAX_ZIP_MEMBERS = 200
 
 
+def _login(user: Any) -> str | None:
+    return user.get("login") if isinstance(user, dict) else None
+
+
 def dispatch_key_in(title: str | None) -> str | None:
     found = DISPATCH_KEY.search(title or "")
     return found.group(0) if found else None
@@ -58,6 +65,7 @@ def from_settings(settings: Any, client: Any = None) -> ActionsEngine:
         token=client.token(),
         api_url=settings.github_api_url,
         workflow=settings.ci.actions_workflow,
+        actor=client.bot_login(),
     )
 
 
@@ -71,10 +79,14 @@ class ActionsEngine:
         token: str,
         api_url: str,
         workflow: str = DEFAULT_WORKFLOW,
+        actor: str | None = None,
         timeout: float = 30.0,
     ) -> None:
         self.gh = gh
         self.workflow = workflow
+        # The App's bot ('<slug>[bot]'): the actor of every run prbot's dispatch starts.
+        # None (unknown): no run is ever found by its name.
+        self.actor = actor
         self._token = token
         self._api = urlsplit(api_url)
         self._http = httpx.Client(timeout=timeout)
@@ -120,8 +132,11 @@ class ActionsEngine:
 
     def find_build(self, dispatch_key: str, commit: str, *, repo: str) -> BuildRef | None:
         """The run a dispatch with this key made: a ``workflow_dispatch`` run of prbot's
-        workflow in ``repo`` (only writers can start one), never a run of another event
-        that merely took the name (a fork PR's ``pull_request`` workflow can)."""
+        workflow in ``repo`` whose actor is the App's bot, never a run of another event
+        that merely took the name (a fork PR's ``pull_request`` workflow can), nor a
+        writer's own dispatch of the workflow with the key (its actor is the writer)."""
+        if self.actor is None:
+            return None
         path = f"/actions/workflows/{self.workflow}/runs?event=workflow_dispatch&per_page=100"
         data = self._json(repo, path)
         made = [
@@ -132,6 +147,7 @@ class ActionsEngine:
             and run.get("event") == "workflow_dispatch"
             and run.get("path") == f".github/workflows/{self.workflow}"
             and dispatch_key_in(run.get("display_title")) == dispatch_key
+            and _login(run.get("actor")) == self.actor
         ]
         if not made:
             return None

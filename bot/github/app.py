@@ -180,7 +180,10 @@ class GitHubApp:
                     **self._pacing,
                 )
                 client = InstallationClient(
-                    gh, auth, lambda: self.installation_permissions(installation_id)
+                    gh,
+                    auth,
+                    lambda: self.installation_permissions(installation_id),
+                    bot_login=self.bot_login,
                 )
                 # Fetch the token now, under the lock: threads sharing this client would
                 # otherwise each ask for one on their first request.
@@ -197,11 +200,19 @@ class InstallationClient:
         gh: Github,
         auth: Auth.AppInstallationAuth,
         permissions: Callable[[], dict[str, str] | None] | None = None,
+        *,
+        bot_login: Callable[[], str] | None = None,
     ) -> None:
         self.gh = gh
         self._auth = auth
         self._permissions = permissions
         self._lock = threading.Lock()
+        self._bot_login = bot_login
+
+    def bot_login(self) -> str | None:
+        """'<slug>[bot]': who GitHub says acted when this installation's token did (the
+        author of prbot's comments, the ``actor`` of a workflow run prbot dispatched)."""
+        return self._bot_login() if self._bot_login is not None else None
 
     def token(self) -> str:
         with self._lock:  # refresh at most once when several jobs race

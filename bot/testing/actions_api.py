@@ -6,8 +6,10 @@ answers with its ids when asked (``return_run_details``, GitHub.com since 2025) 
 older servers do (``details=False``); runs, jobs and artifacts are listed; an artifact's zip
 downloads through a redirect as on GitHub. Tests finish runs with :meth:`finish` and build the
 ``workflow_run`` webhook with :meth:`workflow_run_event`. Runs prbot did not dispatch (a fork
-PR's ``pull_request`` run on the head, a lint workflow, a run in another repository) are made
-with :meth:`add_run`, each with the event and title its author chose.
+PR's ``pull_request`` run on the head, a lint workflow, a run in another repository, a
+writer's own dispatch of prbot's workflow) are made with :meth:`add_run`, each with the event,
+title and actor its author had; a dispatch with an installation token has the App's bot as
+its ``actor``, as on GitHub.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ class FakeRun:
     event: str = "workflow_dispatch"
     # The run's name as its workflow's ``run-name`` made it; prbot's names its dispatch key.
     title: str | None = None
+    # Who started it (GitHub's ``actor``): the App's bot for a dispatch with its installation
+    # token, a person for one started by hand or a PR's push. A re-run keeps the actor and
+    # names its own ``triggering_actor``.
+    actor: str = "octocat"
+    triggering_actor: str | None = None
+    run_attempt: int = 1
 
     @property
     def display_title(self) -> str:
@@ -87,6 +95,7 @@ class ActionsState:
         event: str = "pull_request",
         workflow: str = "ci.yml",
         ref: str = "main",
+        actor: str = "octocat",
     ) -> int:
         """A run prbot did not dispatch (a fork PR's workflow, a lint job): its id."""
         with self.gh.lock:
@@ -100,6 +109,7 @@ class ActionsState:
                 len(self.runs) + 1,
                 event=event,
                 title=title,
+                actor=actor,
             )
             self.runs[run.id] = run
             return run.id
@@ -142,6 +152,9 @@ class ActionsState:
             }
 
     # --- shapes
+    def _person(self, login: str) -> dict[str, Any]:
+        return self.gh.shapes.user(login, bot=login.endswith("[bot]"))
+
     def run_json(self, run: FakeRun) -> dict[str, Any]:
         base = f"{self.gh.url}/repos/{run.repo}/actions/runs/{run.id}"
         return {
@@ -154,6 +167,9 @@ class ActionsState:
             "head_branch": run.ref,
             "head_sha": run.head_sha,
             "run_number": run.run_number,
+            "run_attempt": run.run_attempt,
+            "actor": self._person(run.actor),
+            "triggering_actor": self._person(run.triggering_actor or run.actor),
             "path": f".github/workflows/{run.workflow}",
             "pull_requests": [],  # always empty for workflow_dispatch (and fork PRs)
             "url": base,
@@ -190,6 +206,8 @@ def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
             head,
             dict(inputs),
             len(state.runs) + 1,
+            # An installation token acts as the App's bot, as GitHub names it on the run.
+            actor=state.gh.bot_login if req.installation_id is not None else "octocat",
         )
         state.dispatches.append({"workflow": run.workflow, **body})
         if not state.immediate:

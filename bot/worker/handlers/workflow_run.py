@@ -3,7 +3,8 @@
 A run is matched back to its job records by its id, which GitHub returned with the dispatch
 (bot/worker/ci/build_news.py). On a server that returns no run, the run is found by the
 dispatch key in its name (``run-name: prbot <key>``), but bound only when GitHub's API lists
-it among the ``workflow_dispatch`` runs of prbot's workflow: any workflow can take a name.
+it among the ``workflow_dispatch`` runs of prbot's workflow started by the App's bot: any
+workflow can take a name, and a writer can dispatch prbot's workflow by hand.
 A run on the head SHA is never matched by its SHA: a fork PR's own workflow, or any other CI
 on the head, runs there too. The run's repository and installation must be the record's.
 """
