@@ -275,3 +275,34 @@ def test_a_permission_accepted_later_is_read_from_the_installation(tmp_path) -> 
         assert "GPU jobs" in body and "features.autofix is on" not in body
     finally:
         stack.__exit__(None, None, None)
+
+
+def test_without_the_benchmark_step_the_section_names_the_file_and_reads_the_builds(
+    advisory,
+) -> None:
+    # A new MLA backend selects the MLA decode benchmark, whose step this pipeline lacks.
+    bk, gh = advisory.buildkite, advisory.github
+    backend = CHANGE["vllm/v1/attention/backends/flash_attn.py"].replace(
+        "FlashAttention", "FastMLA"
+    )
+    change = {
+        "vllm/v1/attention/backends/registry.py": REGISTRY
+        + '    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"\n',
+        "vllm/v1/attention/backends/mla/fast_mla.py": backend,
+    }
+    head = gh.commit(REPO, "fast-mla", change, "add FAST_MLA")
+    own = bk.add_build(head, {SMOKE: "failed"}, branch="fast-mla")
+    pull = gh.open_pull_request(
+        REPO, head_branch="fast-mla", title="FAST_MLA", author="contributor"
+    )
+    gh_event = gh.pull_request_event(REPO, pull["number"], "opened")
+    advisory.deliver("pull_request", gh_event)
+    number = pull["number"]
+    wait_for(lambda: "repository's build" in comment(advisory, number), what="the states")
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    [line] = [ln for ln in body.splitlines() if "needs the step" in ln]
+    assert "`deploy/gpu-bench/buildkite-step.yaml`" in line
+    assert "`prbot-attention-benchmark-b200`" in line
+    assert f"repository's build #{own}: [❌ failed]" in body
+    assert bk.count_calls("POST", "/builds") == 0

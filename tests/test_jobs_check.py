@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+
+import yaml
 
 from bot.checks import jobs as jobs_check
 from bot.core.snapshot import snapshot_from_checkout
@@ -330,5 +333,12 @@ def test_a_benchmark_whose_step_the_pipeline_lacks_says_what_is_needed(make_repo
     [line] = [p for p in section.data["problems"] if "needs the step" in p]
     assert line.startswith(
         "MLA decode benchmark needs the step `prbot-attention-benchmark-b200` in the "
-        "repository's pipeline (none of its step files has it)"
+        "repository's pipeline (none of its step files has it): copy prbot's "
+        "`deploy/gpu-bench/buildkite-step.yaml` into one of them with its key set to "
+        f"`prbot-attention-benchmark-b200` and its agents on a {bench['hardware']} queue"
     )
+    # The file named is the one prbot ships, and it is a step that runs prbot's paired job.
+    shipped = Path(__file__).resolve().parents[1] / jobs_check.BENCHMARK_STEP_FILE
+    [step] = yaml.safe_load(shipped.read_text())["steps"]
+    assert "key" in step and "bench run" in "\n".join(step["commands"])
+    assert set(step["artifact_paths"]) >= {"bench/base/*", "bench/head/*"}

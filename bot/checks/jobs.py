@@ -34,12 +34,15 @@ from bot.jobs.selection import (
 MAX_STEP_FILES = 200
 AWAITING_APPROVAL = "awaiting_approval"
 SELECTED = "selected"
+# The benchmark step prbot ships for a Buildkite pipeline to copy (in prbot's repository).
+BENCHMARK_STEP_FILE = "deploy/gpu-bench/buildkite-step.yaml"
 
 
 def _missing_steps(findings: list[dict[str, Any]], keys: set[str] | None) -> list[str]:
     """A benchmark whose step the repository's pipeline does not have yet is marked (it is
-    never dispatched: the build would have nothing to run) and said as what is needed; the
-    smoke steps come from the pipeline itself, so they are reported from its builds anyway."""
+    never dispatched: the build would have nothing to run) and said as what is needed, naming
+    the step file prbot ships for it; the smoke steps come from the pipeline itself, so they
+    are reported from its builds anyway."""
     if keys is None:
         return []
     lines = []
@@ -49,9 +52,9 @@ def _missing_steps(findings: list[dict[str, Any]], keys: set[str] | None) -> lis
             finding["missing_step"] = True
             lines.append(
                 f"{finding['name']} needs the step `{key}` in the repository's pipeline "
-                "(none of its step files has it): a step that runs the benchmark with "
-                "PRBOT_BENCHMARK_CONFIG, PRBOT_BENCHMARK_BACKENDS and PRBOT_BENCHMARK_RUNS and "
-                "uploads one JSON file per run; until then it is not dispatched"
+                f"(none of its step files has it): copy prbot's `{BENCHMARK_STEP_FILE}` into "
+                f"one of them with its key set to `{key}` and its agents on a "
+                f"{finding.get('hardware')} queue; until then it is not dispatched"
             )
     return lines
 
