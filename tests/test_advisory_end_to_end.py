@@ -54,6 +54,7 @@ def make_stack(tmp_path, rules: str):
         },
     )
     running.github.set_permission(REPO, "maintainer", "write")
+    running.github.repos[REPO].required_reviews = 1  # vLLM's main asks for a review
     return stack, running
 
 
@@ -220,6 +221,47 @@ def test_the_ready_label_delegates_to_the_author(dispatching) -> None:
     author_approves(dispatching, number)
     wait_for(lambda: len(prbot_builds(dispatching.buildkite)) == 1, what="prbot's build")
     assert bot_replies(dispatching, number) == []
+
+
+def test_an_approval_of_an_earlier_commit_delegates_nothing(dispatching) -> None:
+    gh = dispatching.github
+    number, _ = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+    gh.add_review(REPO, number, "maintainer", "APPROVED")
+    # The author pushes after the approval: GitHub still says APPROVED (stale reviews are not
+    # dismissed here), but the review saw other code.
+    head = gh.push(REPO, number, {"vllm/v1/attention/backends/extra.py": "X = 1\n"})
+    dispatching.deliver("pull_request", gh.pull_request_event(REPO, number, "synchronize"))
+    wait_for(lambda: head[:12] in comment(dispatching, number), what="the new report")
+    wait_for(dispatching.idle, what="idle")
+    author_approves(dispatching, number)
+    refused = bot_replies(dispatching, number)[-1]
+    assert f"the approval is of an earlier commit, not of `{head[:12]}`" in refused
+    assert prbot_builds(dispatching.buildkite) == []
+    # A new approval of this head delegates.
+    gh.add_review(REPO, number, "maintainer", "APPROVED")
+    author_approves(dispatching, number)
+    wait_for(lambda: len(prbot_builds(dispatching.buildkite)) == 1, what="prbot's build")
+    assert {b.body["commit"] for b in prbot_builds(dispatching.buildkite)} == {head}
+
+
+def test_a_review_decision_short_of_approved_delegates_nothing(dispatching) -> None:
+    # The branch asks for two approvals; one writer's approval of the head is not GitHub's
+    # APPROVED, and vLLM's rule (reviewDecision first) refuses.
+    gh = dispatching.github
+    gh.repos[REPO].required_reviews = 2
+    number, _ = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+    gh.add_review(REPO, number, "maintainer", "APPROVED")
+    author_approves(dispatching, number)
+    assert "must approve the PR" in bot_replies(dispatching, number)[-1]
+    assert prbot_builds(dispatching.buildkite) == []
+    gh.set_permission(REPO, "second", "maintain")
+    gh.add_review(REPO, number, "second", "APPROVED")
+    author_approves(dispatching, number)
+    wait_for(lambda: len(prbot_builds(dispatching.buildkite)) == 1, what="prbot's build")
 
 
 def test_a_readers_review_delegates_nothing(dispatching) -> None:

@@ -46,16 +46,23 @@ def test_approvers_are_writers_and_the_trusted_users_list():
 
 
 def test_each_reviewers_latest_deciding_review_counts():
-    from bot.events.permissions import latest_reviews
+    from bot.events.permissions import reviews_of_head
 
     reviews = [
-        {"user": {"login": "Maria"}, "state": "APPROVED"},
-        {"user": {"login": "maria"}, "state": "CHANGES_REQUESTED"},
-        {"user": {"login": "bob"}, "state": "COMMENTED"},  # decides nothing
+        {"user": {"login": "Maria"}, "state": "APPROVED", "commit_id": "h"},
+        {"user": {"login": "maria"}, "state": "CHANGES_REQUESTED", "commit_id": "h"},
+        {"user": {"login": "bob"}, "state": "COMMENTED", "commit_id": "h"},  # decides nothing
         {"user": None, "state": "APPROVED"},
         None,
+        {"user": {"login": "ann"}, "state": "APPROVED", "commit_id": "h"},
+        {"user": {"login": "cy"}, "state": "APPROVED", "commit_id": "h"},
+        {"user": {"login": "cy"}, "state": "APPROVED", "commit_id": "older"},
     ]
-    assert latest_reviews(reviews) == {"maria": ("maria", "CHANGES_REQUESTED")}
+    assert reviews_of_head(reviews, "h") == {
+        "maria": ("maria", "CHANGES_REQUESTED"),
+        "ann": ("ann", "approved"),
+        "cy": ("cy", "approved_earlier"),  # its latest review saw an earlier commit
+    }
 
 
 def test_an_author_runs_jobs_as_vllms_run_ci_command_says():

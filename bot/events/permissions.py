@@ -44,15 +44,21 @@ def may_approve(login: str, level: str | None, trusted_users: Iterable[str]) -> 
     return level in APPROVER_LEVELS or login.casefold() in {u.casefold() for u in trusted_users}
 
 
-def latest_reviews(reviews: Iterable[dict]) -> dict[str, tuple[str, str]]:
-    """login (casefolded) -> (login, state) of each reviewer's latest deciding review."""
-    latest: dict[str, tuple[str, str]] = {}
+def reviews_of_head(reviews: Iterable[dict], head_sha: str) -> dict[str, tuple[str, str]]:
+    """login (casefolded) -> (login, what) of each reviewer's latest deciding review: what is
+    ``approved`` for an approval of ``head_sha``, ``approved_earlier`` for one of an earlier
+    commit (it approved code the head has since changed), or the state itself."""
+    found: dict[str, tuple[str, str]] = {}
     for review in reviews:
         login = ((review or {}).get("user") or {}).get("login")
         state = (review or {}).get("state")
-        if isinstance(login, str) and login and state in REVIEW_STATES:
-            latest[login.casefold()] = (login, state)
-    return latest
+        if not (isinstance(login, str) and login and state in REVIEW_STATES):
+            continue
+        what = str(state)
+        if state == "APPROVED":
+            what = "approved" if review.get("commit_id") == head_sha else "approved_earlier"
+        found[login.casefold()] = (login, what)
+    return found
 
 
 def author_may_run(

@@ -344,6 +344,24 @@ class InstallationClient:
         )
         return RawAnswer(status, _header(headers, "ETag"), body or "")
 
+    def review_decision(self, full_name: str, number: int) -> str | None:
+        """GitHub's ``reviewDecision`` of the PR (APPROVED, CHANGES_REQUESTED,
+        REVIEW_REQUIRED; null where the base branch requires no review). GithubException
+        when GitHub answers with errors instead."""
+        owner, _, name = full_name.partition("/")
+        query = (
+            f"query {{ repository(owner: {json.dumps(owner)}, name: {json.dumps(name)}) "
+            f"{{ pullRequest(number: {int(number)}) {{ reviewDecision }} }} }}"
+        )
+        _, data = self.gh.requester.requestJsonAndCheck(
+            "POST", self.gh.requester.graphql_url, input={"query": query, "variables": {}}
+        )
+        pull = (((data or {}).get("data") or {}).get("repository") or {}).get("pullRequest")
+        if not isinstance(pull, dict):
+            raise GithubException(200, data, None)
+        decision = pull.get("reviewDecision")
+        return decision if isinstance(decision, str) else None
+
 
 __all__ = [
     "CHECK_RUN_NAME",

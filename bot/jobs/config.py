@@ -145,6 +145,10 @@ class ApprovalRules(_Strict):
     author_labels: list[str] = Field(default_factory=list)
     # An author's draft is refused (vLLM refuses it; writers may still approve a draft).
     author_on_drafts: bool = False
+    # The PR's GitHub reviewDecision must be APPROVED as well (vLLM's has_trusted_approval
+    # asks it first). GitHub says null where the base branch requires no review, and then no
+    # review delegates, as in vLLM.
+    review_decision: bool = False
 
     @property
     def delegates(self) -> bool:

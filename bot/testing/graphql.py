@@ -10,10 +10,30 @@ import re
 from typing import Any
 
 from bot.testing.host import ServerState
+from bot.testing.state import FakeRepo, PullRequest
 
 _REPOSITORY = re.compile(r'repository\(\s*owner:\s*"([^"]+)"\s*,\s*name:\s*"([^"]+)"\s*\)')
 _PULL = re.compile(r"(?:(\w+)\s*:\s*)?pullRequest\(\s*number:\s*(\d+)\s*\)")
 FILES_LIMIT = 100
+
+
+WRITERS = ("write", "maintain", "admin")
+
+
+def review_decision(repo: FakeRepo, pr: PullRequest) -> str | None:
+    """GitHub's reviewDecision: null unless the branch requires reviews; then each writer's
+    latest deciding review counts, on whatever commit it was (stale reviews not dismissed)."""
+    if repo.required_reviews <= 0:
+        return None
+    latest: dict[str, str] = {}
+    for review in pr.reviews:
+        if review["state"] in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+            latest[review["user"].casefold()] = review["state"]
+    levels = {login.casefold(): level for login, level in repo.permissions.items()}
+    counted = [state for login, state in latest.items() if levels.get(login) in WRITERS]
+    if "CHANGES_REQUESTED" in counted:
+        return "CHANGES_REQUESTED"
+    return "APPROVED" if counted.count("APPROVED") >= repo.required_reviews else "REVIEW_REQUIRED"
 
 
 def answer_graphql(gh: ServerState, query: str, *, installation_id: int | None) -> dict[str, Any]:
@@ -69,6 +89,7 @@ def answer_graphql(gh: ServerState, query: str, *, installation_id: int | None) 
             "headRefOid": pr.head_sha,
             "state": pr.state.upper(),
             "author": {"login": pr.author},
+            "reviewDecision": review_decision(repo, pr),
             "files": {
                 "totalCount": len(files),
                 "nodes": [

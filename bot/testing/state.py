@@ -118,6 +118,8 @@ class FakeRepo:
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     pushes: list[tuple[str, str, str]] = field(default_factory=list)  # (branch, old, new)
+    # Branch protection's required approving reviews (0: none, GraphQL's reviewDecision null).
+    required_reviews: int = 0
     _diff_cache: dict[tuple[str, str], list[DiffEntry]] = field(default_factory=dict)
 
     @property

@@ -13,8 +13,11 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.events.permissions import author_may_run, effective_level, latest_reviews, may_approve
+from github import GithubException
+
+from bot.events.permissions import author_may_run, effective_level, may_approve, reviews_of_head
 from bot.github.pulls import parse_time
+from bot.jobs.config import ApprovalRules
 from bot.store import jobs as store
 from bot.worker.ci.flow import queue_dispatch
 from bot.worker.handlers.context import HandlerContext
@@ -26,19 +29,32 @@ log = logging.getLogger(__name__)
 MAX_REVIEWERS_CHECKED = 10
 
 
-def _trusted_review(call: CommandCall, trusted_users: list[str]) -> bool:
-    """A trusted reviewer's latest review approves, and no trusted reviewer's latest asks for
-    changes (vLLM also reads GitHub's reviewDecision, which this stands in for)."""
-    latest = latest_reviews(call.client.pull_reviews(call.repo, call.number))  # type: ignore[union-attr]
-    approving, blocking = False, False
-    for login, state in list(latest.values())[:MAX_REVIEWERS_CHECKED]:
+def _trusted_review(call: CommandCall, approval: ApprovalRules, head_sha: str) -> str:
+    """Whether a trusted reviewer approved this head: ``head`` when one's latest review
+    approves ``head_sha`` and none's asks for changes (and, where the rules say so, GitHub's
+    reviewDecision is APPROVED, as vLLM's has_trusted_approval asks first); ``earlier`` when
+    the only trusted approvals are of earlier commits; ``none`` otherwise."""
+    client = call.client
+    assert client is not None
+    if approval.review_decision:
+        try:
+            decision = client.review_decision(call.repo, call.number)
+        except GithubException as exc:
+            log.info("%s#%s: reviewDecision not read (%s)", call.repo, call.number, exc.status)
+            return "none"
+        if decision != "APPROVED":
+            return "none"
+    latest = reviews_of_head(client.pull_reviews(call.repo, call.number), head_sha)
+    found = set()
+    for login, what in list(latest.values())[:MAX_REVIEWERS_CHECKED]:
         if login.lower() == call.commenter.lower():
             continue  # the author's own review approves nothing
-        level = effective_level(*call.client.permission(call.repo, login))  # type: ignore[union-attr]
-        if may_approve(login, level, trusted_users):
-            approving = approving or state == "APPROVED"
-            blocking = blocking or state == "CHANGES_REQUESTED"
-    return approving and not blocking
+        level = effective_level(*client.permission(call.repo, login))
+        if may_approve(login, level, approval.trusted_users):
+            found.add(what)
+    if "CHANGES_REQUESTED" in found:
+        return "none"
+    return "head" if "approved" in found else "earlier" if "approved_earlier" in found else "none"
 
 
 def _approve(
@@ -102,14 +118,18 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
         needs_review = approval.author_after_review and not set(labels) & set(
             approval.author_labels
         )
+        reviewed = _trusted_review(call, approval, pull.head_sha) if needs_review else "none"
         allowed, why = author_may_run(
             draft=bool(pull.payload.get("draft")),
             labels=labels,
-            trusted_review=needs_review and _trusted_review(call, approval.trusted_users),
+            trusted_review=reviewed == "head",
             author_labels=approval.author_labels,
             after_review=approval.author_after_review,
             on_drafts=approval.author_on_drafts,
         )
+        if not allowed and reviewed == "earlier":
+            # A review approves the code it saw: a push since then needs a new one.
+            why += f" (the approval is of an earlier commit, not of `{pull.head_sha[:12]}`)"
         if call.commenter.lower() != pull.author.lower() or not allowed:
             text = f"@{call.commenter} {why}; `{call.command.as_typed}` approved nothing."
             key = f"approve_refused:{call.repo}#{call.number}@{call.comment.get('id')}"
