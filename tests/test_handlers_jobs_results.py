@@ -81,6 +81,17 @@ def test_a_run_that_reports_before_its_dispatch_recorded_it(app_context, github_
     deliver(app_context, github_server, lint, "success")
     record = store.get_record(db, spec.key)
     assert record is not None and record.awaiting_build and record.state == "queued"
+    # A writer's own dispatch of prbot's workflow with the key: not the App bot's run.
+    by_hand = actions.add_run(
+        REPO,
+        head_sha=BASE,
+        title=f"prbot {KEY}",
+        event="workflow_dispatch",
+        workflow="prbot-gpu.yml",
+        actor="maintainer",
+    )
+    deliver(app_context, github_server, by_hand, "success")
+    assert store.get_record(db, spec.key).awaiting_build
     # The dispatch's own run: workflow_dispatch of prbot's workflow, listed by GitHub.
     real = actions.add_run(
         REPO,
@@ -88,6 +99,7 @@ def test_a_run_that_reports_before_its_dispatch_recorded_it(app_context, github_
         title=f"prbot {KEY}",
         event="workflow_dispatch",
         workflow="prbot-gpu.yml",
+        actor=github_server.bot_login,  # prbot's installation token started it
     )
     deliver(app_context, github_server, real, "failure")
     record = store.get_record(db, spec.key)
@@ -107,6 +119,7 @@ def test_a_pending_run_is_bound_to_the_run_github_lists(app_context, github_serv
         title=f"prbot {KEY}",
         event="workflow_dispatch",
         workflow="prbot-gpu.yml",
+        actor=github_server.bot_login,  # prbot's installation token started it
     )
     # The same run's news from another installation is not its records' news.
     payload = github_server.actions.finish(real, "success", jobs={"smoke": "success"})

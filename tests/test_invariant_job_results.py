@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import hashlib
 
+import httpx
 import pytest
 
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
 from bot.engines.actions import dispatch_key_in
 from bot.report.render import MARKER
+from bot.store import jobs as jobs_store
 
 REPO = "acme/widgets"
 SMOKE = "smoke-b200"
@@ -304,6 +306,53 @@ def test_a_buildkite_build_prbot_did_not_create_never_reports(bk_stack) -> None:
     # signal cannot call the failure new, docs/gpu-jobs.md).
     (run,) = stack.github.check_runs(BK_REPO, head)
     assert run["status"] == "completed" and run["conclusion"] not in ("success", None)
+
+
+def test_an_api_build_another_token_made_is_not_taken_for_a_pending_dispatch(bk_stack) -> None:
+    stack, bk, gh = bk_stack, bk_stack.buildkite, bk_stack.github
+    # Buildkite is down when prbot creates the build: the claim is recorded, its build not.
+    bk.create_status = 503
+    gh.commit(BK_REPO, "feature", {"kernels/mla.py": "x = 2\n"})
+    pull = gh.open_pull_request(
+        BK_REPO, head_branch="feature", title="T", author="m", author_association="MEMBER"
+    )
+    number, head = pull["number"], pull["head"]["sha"]
+    stack.deliver("pull_request", gh.pull_request_event(BK_REPO, number, "opened"))
+    wait_for(lambda: bk.count_calls("POST", "/builds") >= 1, what="the refused create")
+    wait_for(stack.idle, what="idle")
+    (claim,) = jobs_store.records_for_head(stack.service.engine, BK_REPO, number, head)
+    assert claim.claimed_without_build
+    # Someone else's API token (a maintainer's own, or the repository's /ci run bot) makes a
+    # build through the API with the claim's key: source api, like prbot's, but its creator
+    # is that token's user.
+    other = bk.add_token("maintainer-own-token", "A Maintainer")
+    made = bk.add_build(
+        head,
+        {BK_STEP: "scheduled"},
+        branch="feature",
+        meta_data={"prbot_dispatch": claim.dispatch_key},
+        source="api",
+        creator=other,
+    )
+    listed = httpx.get(
+        f"{bk.url}{bk.pipeline_path}/builds/{made}",
+        headers={"Authorization": "Bearer maintainer-own-token"},
+    ).json()
+    assert listed["source"] == "api" and listed["creator"]["name"] == "A Maintainer"
+    bk.finish_job(made, BK_STEP, "passed")
+    wait_for(stack.idle, what="idle")
+    assert "✅ passed" not in bk_report(stack, number)
+    bk.create_status = None
+    # The dispatch's retry makes prbot's own build (its creator is prbot's token's user),
+    # and that build's failure is the job's result.
+    wait_for(lambda: len(bk.builds) == 2, what="prbot's own build", timeout=60)
+    wait_for(stack.idle, what="idle")
+    ours = max(bk.builds)
+    assert bk.builds[ours].creator == bk.users[bk.token]
+    bk.finish_job(ours, BK_STEP, "failed")
+    wait_for(lambda: "❌ failed" in bk_report(stack, number), what="the real build's failure")
+    bound = jobs_store.records_for_head(stack.service.engine, BK_REPO, number, head)
+    assert [r.build_id for r in bound] == [bk.builds[ours].id]
 
 
 def test_a_replayed_token_mode_delivery_is_refused(bk_stack) -> None:

@@ -4,6 +4,11 @@ The build is created as vLLM's ``/ci run`` comment creates it: the commit and br
 ``pull_request_*`` fields, ``VLLM_CI_ONLY_STEP_KEYS`` (a JSON list) so only the selected
 steps and their dependencies run, and ``meta_data`` naming prbot's job so results can be
 matched back. The API token goes in the Authorization header and nowhere else.
+
+A build is prbot's only when Buildkite says prbot's token made it: ``source: api`` and its
+``creator`` the token's own user (``GET /v2/user``, the ``read_user`` scope). Meta-data is no
+proof (a PR's code sets it from inside any build it runs in), nor is ``source: api`` alone
+(a maintainer's own token, or the repository's ``/ci run`` bot, makes API builds too).
 """
 
 from __future__ import annotations
@@ -50,7 +55,9 @@ class BuildkiteEngine:
         client: httpx.Client | None = None,
         timeout: float = 30.0,
     ) -> None:
-        self.base = f"{api_url.rstrip('/')}/v2/organizations/{organization}/pipelines/{pipeline}"
+        self.api = api_url.rstrip("/")
+        self.base = f"{self.api}/v2/organizations/{organization}/pipelines/{pipeline}"
+        self._own_user: str | None = None
         self._client = client or httpx.Client(timeout=timeout)
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
         redact_secrets(token)
@@ -72,6 +79,24 @@ class BuildkiteEngine:
                 transient=response.status_code >= 500 or response.status_code == 429,
             )
         return response
+
+    def own_user(self) -> str:
+        """The id of the user the API token belongs to (the ``creator`` of prbot's builds),
+        asked once per engine."""
+        if self._own_user is None:
+            try:
+                data = self._call("GET", f"{self.api}/v2/user").json()
+            except EngineError as exc:
+                raise EngineError(
+                    f"{exc} (GET /v2/user: prbot's Buildkite token needs read_user to tell its "
+                    "own builds from others')",
+                    transient=exc.transient,
+                ) from None
+            user = data.get("id") if isinstance(data, dict) else None
+            if not isinstance(user, str) or not user:
+                raise EngineError("Buildkite's /v2/user named no user for prbot's token")
+            self._own_user = user
+        return self._own_user
 
     @staticmethod
     def _ref(data: dict) -> BuildRef:
@@ -100,8 +125,10 @@ class BuildkiteEngine:
         self, dispatch_key: str, commit: str, *, repo: str | None = None
     ) -> BuildRef | None:
         """The build an earlier attempt created with this key: one made through the API
-        (``source: api``, prbot's token), never one whose meta-data a PR's code set from
-        inside a build (``webhook``, ``trigger_job``: any build running PR code can)."""
+        (``source: api``) by prbot's token's own user (its ``creator``), never one whose
+        meta-data a PR's code set from inside a build (``webhook``, ``trigger_job``: any
+        build running PR code can), nor an API build another token made with the key."""
+        me = self.own_user()
         params = {f"meta_data[{DISPATCH_META}]": dispatch_key, "commit": commit}
         found = self._call("GET", f"{self.base}/builds", params=params).json()
         matching = [
@@ -109,6 +136,8 @@ class BuildkiteEngine:
             for build in (found if isinstance(found, list) else [])
             if isinstance(build, dict)
             and build.get("source") == "api"
+            and isinstance(build.get("creator"), dict)
+            and build["creator"].get("id") == me
             and build.get("commit") == commit
             and isinstance(build.get("number"), int)
             and (build.get("meta_data") or {}).get(DISPATCH_META) == dispatch_key

@@ -13,8 +13,12 @@ branch and meta-data, newest first, in pages chained by a ``Link`` header; ``lis
 makes it answer 401, 404 or 500 instead. Artifacts download through a redirect, as
 Buildkite's do. Every request is counted, so tests can assert "one create per
 selected build, none on a replay". A build made through the API says ``source: api``;
-``add_build``'s say ``webhook`` and carry whatever meta-data the PR's code set. Webhooks go
-out signed, or with the plain token (``webhook_mode="token"``).
+``add_build``'s say ``webhook`` and carry whatever meta-data the PR's code set. Each API
+token belongs to a user (``GET /v2/user`` says which, as Buildkite's does); a build made
+through the API names that user as its ``creator``. ``add_token`` adds another user's token
+(a maintainer's own, or the repository's ``/ci run`` bot's), whose API builds are
+``source: api`` too, with their own creator. Webhooks go out signed, or with the plain token
+(``webhook_mode="token"``).
 
 Base-branch history: ``seed_history(builds)`` adds finished builds already in the REST
 shape (``bot.testing.buildkite_shapes.history``: flaky, broken and healthy steps, retried
@@ -91,6 +95,9 @@ class FakeBuild:
     created_at: str = "2026-01-01T00:00:00.000Z"
     source: str = "api"
     finished_at: str | None = None
+    # The user whose API token created the build (Buildkite's ``creator``); None for a
+    # build of a push (``source: webhook``).
+    creator: dict[str, Any] | None = None
 
     def current(self, step_key: str) -> FakeJob:
         """The step's latest attempt (the one its last retry made, if any)."""
@@ -105,6 +112,7 @@ class FakeBuild:
             "state": self.state,
             "blocked": False,
             "source": self.source,
+            "creator": self.creator,
             "created_at": self.created_at,
             "finished_at": self.finished_at,
             "commit": self.body.get("commit"),
@@ -167,11 +175,30 @@ class FakeBuildkite:
         self.deliveries: list[int] = []  # status codes prbot answered to each webhook
         # A status the build list answers with instead of builds (401, 404, 500...).
         self.list_status: int | None = None
+        # A status build creation answers with instead (503: Buildkite down for a moment).
+        self.create_status: int | None = None
         self.seeded: dict[int, dict[str, Any]] = {}  # finished builds in the REST shape
         self.stall_from_page: int | None = None
         self.stall_seconds = 2.0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        # API token -> its user, in the shape of Buildkite's GET /v2/user.
+        self.users: dict[str, dict[str, Any]] = {}
+        self.add_token(token, "prbot CI")
+
+    def add_token(self, token: str, name: str) -> dict[str, Any]:
+        """Another user's API token; returns that user (``creator`` of the builds it makes)."""
+        user = {
+            "id": str(uuid.uuid4()),
+            "graphql_id": f"VXNlci0t{uuid.uuid4().hex[:12]}",
+            "name": name,
+            "email": f"{name.lower().replace(' ', '-')}@example.com",
+            "avatar_url": "https://www.gravatar.com/avatar/0",
+            "created_at": "2025-01-01T00:00:00.000Z",
+        }
+        with self.lock:
+            self.users[token] = user
+        return user
 
     @property
     def pipeline_path(self) -> str:
@@ -183,8 +210,13 @@ class FakeBuildkite:
         base = self.pipeline_path
         web = f"{self.url}/web/{self.organization}/{self.pipeline}"
 
+        def user_of(request: Request) -> dict[str, Any] | None:
+            header = request.headers.get("authorization") or ""
+            with self.lock:
+                return self.users.get(header.removeprefix("Bearer ")) if header else None
+
         def authorized(request: Request) -> bool:
-            return request.headers.get("authorization") == f"Bearer {self.token}"
+            return user_of(request) is not None
 
         @app.middleware("http")
         async def count(request: Request, call_next):  # noqa: ANN001, ANN202
@@ -196,6 +228,8 @@ class FakeBuildkite:
 
         @app.post(f"{base}/builds")
         async def create_build(request: Request) -> Response:
+            if self.create_status is not None:
+                return JSONResponse({"message": "Unavailable"}, status_code=self.create_status)
             body = await request.json()
             keys = json.loads((body.get("env") or {}).get("VLLM_CI_ONLY_STEP_KEYS") or "[]")
             with self.lock:
@@ -205,9 +239,14 @@ class FakeBuildkite:
                     number,
                     body,
                     [FakeJob(str(uuid.uuid4()), key) for key in keys],
+                    creator=user_of(request),
                 )
                 self.builds[number] = build
                 return JSONResponse(build.to_json(self.url + base, web), status_code=201)
+
+        @app.get("/v2/user")
+        def current_user(request: Request) -> Response:
+            return JSONResponse(user_of(request))
 
         @app.get(f"{base}/builds")
         def list_builds(request: Request) -> Response:
@@ -375,6 +414,7 @@ class FakeBuildkite:
         state: str | None = None,
         pull_request_id: int | None = None,
         source: str = "webhook",
+        creator: dict[str, Any] | None = None,
     ) -> int:
         """A build someone else made (the repository's own CI: a push, ``/ci run``), with
         its jobs in the given states (step key -> state); returns its number."""
@@ -396,7 +436,7 @@ class FakeBuildkite:
                 if states & {"failed", "timed_out"}:
                     state = "failed" if not states - set(FINISHED) else "failing"
             self.builds[number] = FakeBuild(
-                str(uuid.uuid4()), number, body, fake_jobs, state, source=source
+                str(uuid.uuid4()), number, body, fake_jobs, state, source=source, creator=creator
             )
             return number
 

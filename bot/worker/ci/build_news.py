@@ -14,7 +14,7 @@ import logging
 
 import sqlalchemy as sa
 
-from bot.engines.base import BuildRef, Engine
+from bot.engines.base import BuildRef, Engine, EngineError
 from bot.engines.buildkite_builds import BuildkiteBuilds
 from bot.runtime.locks import named_lock
 from bot.store import jobs as store
@@ -58,9 +58,16 @@ def bind_reported_build(
     engine lists it as the build made under their key; False (nothing bound) otherwise."""
     first = waiting[0]
     dispatch_key = str(first.dispatch_key)
-    found = services.engines(build.engine).find_build(
-        dispatch_key, first.commit_sha, repo=first.key.repo
-    )
+    try:
+        found = services.engines(build.engine).find_build(
+            dispatch_key, first.commit_sha, repo=first.key.repo
+        )
+    except EngineError as exc:
+        # Not bound: the dispatch's own retry looks its build up again (bot/worker/ci/dispatch.py).
+        log.warning(
+            "%s build %s: its dispatch could not be looked up: %s", build.engine, build.id, exc
+        )
+        return False
     if found is None or found.id != build.id:
         log.warning(
             "%s build %s names dispatch %s, which the engine says it did not make; ignored",
