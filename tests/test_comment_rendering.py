@@ -196,3 +196,15 @@ def test_bidi_and_control_characters_reach_github_as_code_points(tmp_path):
     for text in (comment["body"], output["title"], output["summary"], output.get("text") or ""):
         assert not INVISIBLE.findall(text), INVISIBLE.findall(text)
     assert "evil&lt;U+202E&gt;txt.py" in comment["body"] or "evil<U+202E>txt.py" in comment["body"]
+
+
+def test_a_skipped_section_carries_no_fold():
+    # On main a skipped jobs section with data (dropped jobs, the hardware line) drew a fold.
+    data = {"dropped": ["v1-attention-h100 (h100)"], "problems": [], "target": "any GPU"}
+    skipped = Section("jobs", Status.SKIP, "no GPU job needed", data=data)
+    kept = Section("integration", Status.WARN, "x", [], {"problems": ["`a.py` does not parse"]})
+    text = render_markdown(Report("o/r", 1, "a" * 40, "b" * 40, [skipped, kept]))
+    shape = HtmlShape(render_gfm(text))
+    assert "⏭️ **GPU jobs**: no GPU job needed" in text
+    assert "Details: GPU jobs" not in text and "v1-attention-h100" not in text
+    assert shape.opened.get("details") == text.count("<details>") >= 1  # the other one stays

@@ -179,8 +179,14 @@ def test_watched_file_reaches_every_cell(tmp_path, vllm_like, wheels):
     section, snapshot = check(repo, base, head, load_rules(tmp_path, wheels), context_for(tmp_path))
     assert len(section.findings) == len(rows(section)) >= 10
     assert all(f["why"] == ["setup.py"] and f["only_watched"] for f in section.findings)
-    # Cells with 0 added, 0 removed, 0 changed, affected only by setup.py: one line.
+    # Nothing resolved and nothing to say: skipped, and a skipped section has no fold.
+    assert section.status == Status.SKIP
     text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [section]))
+    assert "<details>" not in text
+    # Beside a warning (another cell's change), cells with 0 added, 0 removed, 0 changed,
+    # affected only by setup.py, are one line.
+    warned = dataclasses.replace(section, status=Status.WARN)
+    text = render_markdown(Report("o/r", 1, snapshot.head_sha, snapshot.base_sha, [warned]))
     assert "| Platform |" not in text and "<details><summary>`cuda`" not in text
     assert (
         f"{len(section.findings)} cells with no package change, affected only because"

@@ -188,14 +188,18 @@ def status_and_summary(analysis: Analysis) -> tuple[Status, str]:
         status = Status.FAIL
     elif conflicts or stale or maybe_stale or inherited:
         status = Status.WARN
-    elif unresolved and not ok and not changed:
+    elif unresolved and not ok and not changed and not moved:
         status = Status.SKIP  # nothing was resolved, and there is nothing else to say
     elif unresolved:
         status = Status.WARN
     elif rows:
         status = Status.PASS
+    elif analysis.unreached:
+        # Only files no declared set reaches changed: nothing was checked, but the changes
+        # and what installs those files are worth a look, and a skipped section has no fold.
+        status = Status.WARN
     else:
-        status = Status.SKIP  # only files no declared set reaches: nothing was checked
+        status = Status.SKIP
     return status, "; ".join(parts)
 
 

@@ -196,6 +196,8 @@ def _render_body(env: Environment, item: dict[str, Any], report: Report, html_ba
     check, section = item["check"], item["section"]
     if check is None or not check.template or not (section.data or section.findings):
         return ""
+    if section.status == Status.SKIP:
+        return ""  # its status line says all a skipped section has: no fold under it
     try:
         return env.get_template(check.template).render(
             section=section, report=report, html_base=html_base
