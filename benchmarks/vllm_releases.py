@@ -212,6 +212,50 @@ def _build_pair(base: str, head: str, target: Path) -> Path:
     return target
 
 
+# 0.21.0's prefill variant sits in a package (``mla/prefill/``) 0.20.2 does not have.
+TOKENSPEED_FILES = ("vllm/v1/attention/backends/mla/tokenspeed_mla.py",)
+_REGISTRY = "vllm/v1/attention/backends/registry.py"
+_TOKENSPEED_ENTRY = (
+    "    TOKENSPEED_MLA = (\n"
+    '        "vllm.v1.attention.backends.mla.tokenspeed_mla.TokenspeedMLABackend"\n'
+    "    )\n"
+)
+
+
+def tokenspeed_pair() -> Path:
+    """0.20.2 as the base; the head is 0.20.2 plus the TOKENSPEED_MLA backend file of 0.21.0
+    and its registry entry (placed after ``FLASHINFER_MLA``, as 0.21.0 has it): the PR that
+    added the backend, without the rest of the release."""
+    target = CACHE / "pairs" / "0.20.2+TOKENSPEED_MLA"
+    if (target / ".git").is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".0.20.2+TOKENSPEED_MLA.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ".git").is_dir():
+            return target
+        base_tree, donor = tree("0.20.2"), tree("0.21.0")
+        staging = CACHE / "pairs" / ".staging-0.20.2+TOKENSPEED_MLA"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        _git(staging, "init", "-q", "-b", "work")
+        _commit_tree(staging, base_tree, "base")
+        for path in TOKENSPEED_FILES:
+            shutil.copyfile(donor / path, staging / path)
+        registry = (staging / _REGISTRY).read_text()
+        anchor = '"vllm.v1.attention.backends.mla.flashinfer_mla.FlashInferMLABackend"\n    )\n'
+        if anchor not in registry or "TOKENSPEED_MLA" in registry:
+            raise ReleaseError("0.20.2's attention registry is not as expected")
+        (staging / _REGISTRY).write_text(registry.replace(anchor, anchor + _TOKENSPEED_ENTRY, 1))
+        _git(staging, "add", "-A", "-f")
+        _git(staging, "commit", "-q", "-m", "Add the TOKENSPEED_MLA attention backend")
+        _git(staging, "branch", "-f", "head", _git(staging, "rev-parse", "HEAD"))
+        _git(staging, "checkout", "-q", "head")
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    return target
+
+
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
