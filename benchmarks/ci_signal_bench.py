@@ -184,7 +184,7 @@ def calls_per_report() -> list[dict]:
             refresh_build(db, bk, store.records_for_head(db, "acme/widgets", pr, head))
             before = len(server.calls)
             records = store.records_for_head(db, "acme/widgets", pr, head)
-            classify_failures(db, bk, reader, records, context, histories=cache)
+            classify_failures(db, bk, records, context, histories=cache)
             return len(server.calls) - before
 
         def build_for(pr: int, steps: tuple[str, ...]) -> int:
@@ -234,7 +234,6 @@ def calls_per_report() -> list[dict]:
         classify_failures(
             db,
             bk,
-            reader,
             store.records_for_head(db, "acme/widgets", 2, f"{2:040x}"),
             context,
             histories=cache,

@@ -176,3 +176,41 @@ def test_a_run_dispatched_on_actions_reports_through_workflow_run(tmp_path) -> N
         runs = gh.check_runs(REPO, pull["head"]["sha"])
         assert len(runs) == 1 and runs[0]["status"] == "completed"
         assert len(gh.actions.dispatches) == 1
+
+
+def test_a_failed_actions_job_is_classified_in_the_report(tmp_path) -> None:
+    """A failure main shares (broken trunk) is grouped as such, with main's job linked, and
+    the check run does not fail on it (issue 26: Actions jobs were never classified)."""
+    with LocalStack(tmp_path / "stack", default_rules="vllm") as stack:
+        gh = stack.github
+        gh.create_repo(
+            REPO,
+            installation_id=INSTALLATION_ID,
+            files={".github/prbot.yml": RULES, "widgets/core.py": "x = 1\n"},
+        )
+        gh.actions.seed_history(REPO, {"smoke-b200": "FFFPPPPPPP"}, workflow="prbot-gpu.yml")
+        gh.commit(REPO, "feature", {"widgets/core.py": "x = 2\n"})
+        pull = gh.open_pull_request(
+            REPO, head_branch="feature", title="T", author="m", author_association="MEMBER"
+        )
+        number = pull["number"]
+        stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
+        wait_for(lambda: gh.actions.dispatches, what="a dispatch")
+        wait_for(stack.idle, what="idle")
+        (run_id,) = [r.id for r in gh.actions.runs.values() if r.event == "workflow_dispatch"]
+        payload = gh.actions.finish(run_id, "failure", jobs={"smoke-b200": "failure"})
+        assert stack.deliver("workflow_run", payload).status_code == 202
+
+        def grouped() -> str | None:
+            for c in gh.comments(REPO, number):
+                if MARKER in c["body"] and "broken trunk" in c["body"]:
+                    return c["body"]
+            return None
+
+        wait_for(grouped, what="the classified failure")
+        wait_for(stack.idle, what="idle")
+        body = grouped()
+        assert "same step on main" in body and "/actions/runs/" in body
+        assert gh.actions.reruns == []  # broken on main: nothing to retry
+        (check,) = gh.check_runs(REPO, pull["head"]["sha"])
+        assert check["status"] == "completed" and check["conclusion"] != "failure"

@@ -9,7 +9,6 @@ import pytest
 
 from bot.engines.base import BuildRef, BuildRequest
 from bot.engines.buildkite import BuildkiteEngine
-from bot.engines.buildkite_builds import BuildkiteBuilds
 from bot.store import jobs as store
 from bot.store import state
 from bot.testing.buildkite_server import FakeBuildkite
@@ -38,26 +37,24 @@ def buildkite():
         yield server
 
 
-def clients(server: FakeBuildkite, timeout: float = 10.0):
-    engine = BuildkiteEngine(organization="acme", pipeline="ci", token=TOKEN, api_url=server.url)
-    reader = BuildkiteBuilds(
+def client(server: FakeBuildkite, timeout: float = 10.0) -> BuildkiteEngine:
+    return BuildkiteEngine(
         organization="acme",
         pipeline="ci",
         token=TOKEN,
         api_url=server.url,
         client=httpx.Client(timeout=timeout),
     )
-    return engine, reader
 
 
-def dispatched(db, server, pr: int, steps: tuple[str, ...]) -> int:
+def dispatched(db, server, pr: int, steps: tuple[str, ...], kind: str = "gpu_smoke") -> int:
     head = f"{pr:040x}"
     for step in steps:
         spec = store.JobSpec(
-            store.JobKey(REPO, pr, head, step), head, "gpu_smoke", "buildkite", "b200", step
+            store.JobKey(REPO, pr, head, step), head, kind, "buildkite", "b200", step
         )
         assert store.claim(db, spec, attempt=1, dispatch_key=f"key-{pr}")
-    engine, _ = clients(server)
+    engine = client(server)
     ref = engine.create_build(BuildRequest(REPO, pr, head, "feature", "main", "m", steps))
     store.record_build(
         db,
@@ -72,13 +69,13 @@ def dispatched(db, server, pr: int, steps: tuple[str, ...]) -> int:
 
 def finish(db, server, pr: int, number: int, outcome: dict[str, str], cache: HistoryCache):
     """Finish the jobs, read them back as the build's news does, then classify; the calls."""
-    engine, reader = clients(server)
+    engine = client(server)
     for step, job_state in outcome.items():
         server.finish_job(number, step, job_state, deliver=False)
     refresh_build(db, engine, store.records_for_head(db, REPO, pr, f"{pr:040x}"))
     before = len(server.calls)
     records = store.records_for_head(db, REPO, pr, f"{pr:040x}")
-    classify_failures(db, engine, reader, records, CONTEXT, histories=cache)
+    classify_failures(db, engine, records, CONTEXT, histories=cache)
     return len(server.calls) - before
 
 
@@ -116,7 +113,7 @@ def test_a_new_failure_is_retried_once_then_called_new(engine, buildkite):
     before = len(buildkite.calls)
     classify_failures(
         engine,
-        *clients(buildkite),
+        client(buildkite),
         store.records_for_head(engine, REPO, 2, f"{2:040x}"),
         CONTEXT,
         histories=cache,
@@ -147,13 +144,13 @@ def test_a_crash_after_the_retry_call_never_retries_twice(engine, buildkite):
     cache = HistoryCache()
     number = dispatched(engine, buildkite, 5, ("healthy",))
     buildkite.finish_job(number, "healthy", "failed", deliver=False)
-    bk, reader = clients(buildkite)
+    bk = client(buildkite)
     refresh_build(engine, bk, store.records_for_head(engine, REPO, 5, f"{5:040x}"))
     # The worker retried, then died before it recorded anything.
     failed = buildkite.builds[number].current("healthy")
     record = records(engine, 5)["healthy"]
     bk.retry_job(BuildRef("buildkite", record.build_id, number, ""), failed.id)
-    classify_failures(engine, bk, reader, [record], CONTEXT, histories=cache)
+    classify_failures(engine, bk, [record], CONTEXT, histories=cache)
     assert buildkite.count_calls("PUT", "/retry") == 1
     assert records(engine, 5)["healthy"].state == "running"  # it follows the retry
     # The retry fails: two attempts, new and confirmed, still one retry in all.
@@ -177,12 +174,10 @@ def test_a_listing_that_times_out_half_way_is_unknown_never_new_and_not_kept(eng
     context = {"base_branch": "main", "ci_signal": {"history_builds": 200}}
     cache = HistoryCache()
     number = dispatched(engine, buildkite, 7, ("healthy",))
-    bk, reader = clients(buildkite, timeout=0.2)
+    bk = client(buildkite, timeout=0.2)
     buildkite.finish_job(number, "healthy", "failed", deliver=False)
     refresh_build(engine, bk, store.records_for_head(engine, REPO, 7, f"{7:040x}"))
-    classify_failures(
-        engine, bk, reader, list(records(engine, 7).values()), context, histories=cache
-    )
+    classify_failures(engine, bk, list(records(engine, 7).values()), context, histories=cache)
     signal = records(engine, 7)["healthy"].signal
     assert signal["classification"] == "unknown"
     assert "only partly read" in signal["reason"] and "page 2" in signal["reason"]
@@ -192,12 +187,12 @@ def test_a_listing_that_times_out_half_way_is_unknown_never_new_and_not_kept(eng
 
 def test_an_unreadable_head_build_is_unknown_with_the_reason(engine, buildkite):
     number = dispatched(engine, buildkite, 8, ("healthy",))
-    bk, reader = clients(buildkite)
+    bk = client(buildkite)
     buildkite.finish_job(number, "healthy", "failed", deliver=False)
     refresh_build(engine, bk, store.records_for_head(engine, REPO, 8, f"{8:040x}"))
     with buildkite.lock:
         del buildkite.builds[number]  # gone (a 404) by the time it is read
-    classify_failures(engine, bk, reader, list(records(engine, 8).values()), CONTEXT)
+    classify_failures(engine, bk, list(records(engine, 8).values()), CONTEXT)
     signal = records(engine, 8)["healthy"].signal
     assert signal["classification"] == "unknown"
     assert "the head build could not be read: Buildkite answered 404" in signal["reason"]
@@ -205,10 +200,36 @@ def test_an_unreadable_head_build_is_unknown_with_the_reason(engine, buildkite):
 
 def test_switched_off_in_the_rules_it_reads_nothing(engine, buildkite):
     number = dispatched(engine, buildkite, 9, ("healthy",))
-    bk, reader = clients(buildkite)
+    bk = client(buildkite)
     buildkite.finish_job(number, "healthy", "failed", deliver=False)
     refresh_build(engine, bk, store.records_for_head(engine, REPO, 9, f"{9:040x}"))
     before = len(buildkite.calls)
     off = {"ci_signal": {"enabled": False}}
-    assert classify_failures(engine, bk, reader, list(records(engine, 9).values()), off) == 0
+    assert classify_failures(engine, bk, list(records(engine, 9).values()), off) == 0
     assert len(buildkite.calls) == before
+
+
+def test_a_failed_benchmark_job_is_classified_never_retried(engine, buildkite) -> None:
+    """A prbot bench run job main never ran: unknown, saying so (it was left unclassified,
+    so out of the grouped section), and never retried (it holds a GPU for its timeout)."""
+    number = dispatched(engine, buildkite, 10, ("bench-attention",), kind="benchmark")
+    finish(engine, buildkite, 10, number, {"bench-attention": "failed"}, HistoryCache())
+    signal = records(engine, 10)["bench-attention"].signal
+    assert signal["classification"] == "unknown"
+    assert signal["reason"] == "the step did not run in the 30 build(s) of main read"
+    assert buildkite.count_calls("PUT", "/retry") == 0
+
+
+def test_a_benchmark_on_mains_failing_step_is_broken_trunk(engine, buildkite) -> None:
+    number = dispatched(engine, buildkite, 11, ("broken",), kind="benchmark")
+    finish(engine, buildkite, 11, number, {"broken": "failed"}, HistoryCache())
+    assert records(engine, 11)["broken"].signal["classification"] == "broken_trunk"
+
+
+def test_a_benchmark_without_readable_results_is_unknown_with_the_reason(engine, buildkite):
+    number = dispatched(engine, buildkite, 12, ("bench-attention",), kind="benchmark")
+    # It passed on Buildkite, but left no result files: failed, with the reason.
+    finish(engine, buildkite, 12, number, {"bench-attention": "passed"}, HistoryCache())
+    record = records(engine, 12)["bench-attention"]
+    assert record.state == "failed" and record.signal["classification"] == "unknown"
+    assert record.signal["reason"].startswith("passed, but no benchmark results could be read")

@@ -22,15 +22,28 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 import zipfile
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
+import requests
 from github import Github, GithubException
 
 from bot.core.redact import redact_secrets
-from bot.engines.base import Artifact, BuildRef, BuildRequest, EngineError, JobState, register
+from bot.engines.base import (
+    Artifact,
+    BuildList,
+    BuildRef,
+    BuildRequest,
+    EngineError,
+    JobState,
+    register,
+)
+from bot.jobs.actions_runs import build_of_run
 from bot.jobs.records import PENDING_BUILD_PREFIX, pending_build_id
 
 DEFAULT_WORKFLOW = "prbot-gpu.yml"
@@ -44,6 +57,36 @@ ENV_INPUTS = {
     "PRBOT_BENCHMARK_AGAINST": "benchmark_against",
 }
 MAX_ZIP_MEMBERS = 200
+PER_PAGE = 100  # GitHub's largest page
+# A completed run attempt's jobs never change: kept across history reads (per process), so a
+# warm read lists the runs and asks only for the jobs of runs it has not seen.
+MAX_KEPT_RUN_JOBS = 4000
+
+
+class _RunJobs:
+    """Jobs of completed run attempts by (API, repository, run id, attempt), bounded LRU."""
+
+    def __init__(self, size: int = MAX_KEPT_RUN_JOBS) -> None:
+        self.size = size
+        self._kept: OrderedDict[tuple[str, str, int, int], list] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, int, int]) -> list | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str, int, int], jobs: list) -> None:
+        with self._lock:
+            self._kept[key] = jobs
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+
+RUN_JOBS = _RunJobs()
 
 
 def _login(user: Any) -> str | None:
@@ -95,13 +138,22 @@ class ActionsEngine:
     def _repo(self, full_name: str):  # noqa: ANN202 - PyGithub Repository
         return self.gh.get_repo(full_name)
 
-    def _json(self, repo: str, path: str) -> dict:
-        target = self._repo(repo)
+    def _json(self, repo: str, path: str, *, method: str = "GET") -> dict:
+        # The requester takes the path as is: no lookup of the repository first.
         try:
-            _, data = target._requester.requestJsonAndCheck("GET", f"{target.url}{path}")
+            _, data = self.gh.requester.requestJsonAndCheck(
+                method, f"/repos/{repo}{path}", input={} if method == "POST" else None
+            )
         except GithubException as exc:
+            message = (exc.data or {}).get("message") if isinstance(exc.data, dict) else None
             raise EngineError(
-                f"GitHub Actions answered {exc.status}", transient=exc.status >= 500
+                f"GitHub Actions answered {exc.status}"
+                + (f": {str(message)[:200]}" if message else ""),
+                transient=exc.status >= 500,
+            ) from None
+        except requests.RequestException as exc:
+            raise EngineError(
+                f"GitHub could not be reached: {type(exc).__name__}", transient=True
             ) from None
         return data if isinstance(data, dict) else {}
 
@@ -183,6 +235,93 @@ class ActionsEngine:
             for job in data.get("jobs") or []
             if isinstance(job, dict) and job.get("id") is not None
         ]
+
+    # --- CI signal: the head run with every attempt, the base branch's runs, one re-run.
+    @property
+    def history_source(self) -> str:
+        return f"actions:{self._api.scheme}://{self._api.netloc}:{self.workflow}"
+
+    def _all_jobs(self, repo: str, run_id: int | str) -> list:
+        """Every attempt's jobs of one run (``filter=all``), one page of 100."""
+        data = self._json(repo, f"/actions/runs/{run_id}/jobs?filter=all&per_page={PER_PAGE}")
+        jobs = data.get("jobs")
+        return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+
+    def head_build(self, build: BuildRef) -> dict[str, Any]:
+        """prbot's run with every attempt of its jobs (one call); dispatched on the base
+        branch, so its commit is left out (the PR head is an input the API does not show)."""
+        where = self._split(build)
+        if where is None:
+            raise EngineError(f"run {build.id} is not known yet")
+        repo, run_id = where
+        run = {"id": run_id, "html_url": build.web_url, "status": "completed"}
+        return build_of_run(run, self._all_jobs(repo, run_id), commit="")
+
+    def branch_builds(self, repo: str, branch: str, *, limit: int) -> BuildList:
+        """The base branch's completed runs of prbot's workflow, newest first, as builds:
+        ``GET …/actions/workflows/{workflow}/runs?branch=&status=completed`` (at most
+        ``ceil(limit / 100) + 1`` pages; dispatched runs, prbot's among them, test their
+        ``commit`` input rather than the branch, and are left out), then each run's jobs
+        with ``filter=all`` (kept per completed attempt). A failure half-way returns what
+        was read, with ``stopped``."""
+        runs: list[dict] = []
+        pages = 0
+        max_pages = -(-limit // PER_PAGE) + 1
+        more = True
+        path = (
+            f"/actions/workflows/{quote(self.workflow)}/runs?branch={quote(branch)}"
+            f"&status=completed&per_page={PER_PAGE}"
+        )
+        try:
+            while more and pages < max_pages and len(runs) < limit:
+                data = self._json(repo, f"{path}&page={pages + 1}")
+                pages += 1
+                found = data.get("workflow_runs")
+                found = found if isinstance(found, list) else []
+                listed = [r for r in found if isinstance(r, dict)]
+                more = len(listed) == PER_PAGE
+                # A dispatched run tests its `commit` input (prbot's: a PR head), not the
+                # branch tip it names: never the branch's history.
+                runs.extend(
+                    r
+                    for r in listed
+                    if isinstance(r.get("id"), int)
+                    and not isinstance(r.get("id"), bool)
+                    and r.get("event") != "workflow_dispatch"
+                )
+        except EngineError as exc:
+            return BuildList((), True, pages, f"page {pages + 1} of the runs: {exc}")
+        runs = runs[:limit]
+        builds = []
+        for run in runs:
+            attempt = run.get("run_attempt")
+            key = (self.history_source, repo, run["id"], attempt if isinstance(attempt, int) else 1)
+            jobs = RUN_JOBS.get(key)
+            if jobs is None:
+                try:
+                    jobs = self._all_jobs(repo, run["id"])
+                except EngineError as exc:
+                    stopped = f"the jobs of run {run['id']}: {exc}"
+                    return BuildList(tuple(builds), True, pages, stopped)
+                RUN_JOBS.put(key, jobs)
+            builds.append(build_of_run(run, jobs))
+        return BuildList(tuple(builds), more, pages)
+
+    def builds_of_commit(self, repo: str, commit: str, *, max_pages: int) -> BuildList:
+        """Nothing: prbot's workflow runs only when prbot dispatches it, so the repository
+        has no runs of its own of a head's steps to report."""
+        return BuildList(())
+
+    def retry_failed(self, build: BuildRef, job_ids: Sequence[str]) -> dict[str, str]:
+        """GitHub's "re-run failed jobs" of the run (every failed job and its dependents, in
+        one new attempt): one call for all of them; the new attempt's jobs get their links
+        when its ``workflow_run`` news is read."""
+        where = self._split(build)
+        if where is None or not job_ids:
+            return {}
+        repo, run_id = where
+        self._json(repo, f"/actions/runs/{run_id}/rerun-failed-jobs", method="POST")
+        return dict.fromkeys(job_ids, "")
 
     def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
         where = self._split(build)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -88,7 +88,25 @@ class JobState:
     job_id: str
 
 
+@dataclass(frozen=True)
+class BuildList:
+    """Builds in Buildkite's REST shape, newest first, every attempt of a job included (a
+    retried job names its retry in ``retried_in_job_id``); ``cut``: there were more than the
+    bound allowed reading; ``stopped``: why the read ended early (a page timed out, a 5xx),
+    what came before it kept."""
+
+    builds: tuple[dict[str, Any], ...]
+    cut: bool = False
+    read_pages: int = 0
+    stopped: str | None = None
+
+
 class Engine(Protocol):
+    """Dispatch and results, and what CI signal (bot/worker/ci/signal.py) judges a failed job
+    by: the head build with every attempt, the base branch's recent builds, one retry. Each
+    engine answers in Buildkite's build shape (bot/jobs/ci_history.py reads it), so the
+    classifier knows no engine."""
+
     name: str
 
     def create_build(self, request: BuildRequest) -> BuildRef: ...
@@ -109,6 +127,31 @@ class Engine(Protocol):
         ...
 
     def download(self, artifact: Artifact, *, limit: int) -> bytes: ...
+
+    @property
+    def history_source(self) -> str:
+        """What a base-branch history read from this engine is cached under (one pipeline,
+        one workflow): two engines of one name with other settings never share one."""
+        ...
+
+    def head_build(self, build: BuildRef) -> dict[str, Any]:
+        """One build prbot made, every attempt of its jobs included; EngineError otherwise."""
+        ...
+
+    def branch_builds(self, repo: str, branch: str, *, limit: int) -> BuildList:
+        """The branch's latest completed builds (at most ``limit``), newest first; a read
+        that stops half-way comes back with ``stopped``, never as an error."""
+        ...
+
+    def builds_of_commit(self, repo: str, commit: str, *, max_pages: int) -> BuildList:
+        """The repository's own builds of a commit (to report what they ran); EngineError."""
+        ...
+
+    def retry_failed(self, build: BuildRef, job_ids: Sequence[str]) -> dict[str, str]:
+        """Run these failed jobs once more on the same commit: ``{job id: the new attempt's
+        URL}`` for each one retried (``""`` while the engine has not made the attempt yet);
+        a job left out was refused."""
+        ...
 
 
 # A factory builds its engine from prbot's settings and, for engines that work through

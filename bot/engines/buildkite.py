@@ -14,6 +14,8 @@ proof (a PR's code sets it from inside any build it runs in), nor is ``source: a
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -22,15 +24,17 @@ from bot.core.redact import redact_secrets
 from bot.engines.base import (
     DISPATCH_META,
     Artifact,
+    BuildList,
     BuildRef,
     BuildRequest,
     EngineError,
     JobState,
     register,
 )
-from bot.engines.buildkite_builds import pipeline_settings
+from bot.engines.buildkite_builds import PER_PAGE, BuildkiteBuilds, pipeline_settings
 
 DEFAULT_API_URL = "https://api.buildkite.com"
+log = logging.getLogger(__name__)
 
 
 @register("buildkite")
@@ -59,6 +63,15 @@ class BuildkiteEngine:
         self.base = f"{self.api}/v2/organizations/{organization}/pipelines/{pipeline}"
         self._own_user: str | None = None
         self._client = client or httpx.Client(timeout=timeout)
+        # Reads of builds prbot did not make (history, the repository's own builds): the
+        # bounded, streaming reader, with the same token.
+        self.reader = BuildkiteBuilds(
+            organization=organization,
+            pipeline=pipeline,
+            token=token,
+            api_url=api_url,
+            client=self._client,
+        )
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
         redact_secrets(token)
 
@@ -165,6 +178,36 @@ class BuildkiteEngine:
         if not isinstance(data, dict):
             raise EngineError("Buildkite's retried job is not an object")
         return data
+
+    def retry_failed(self, build: BuildRef, job_ids: Sequence[str]) -> dict[str, str]:
+        """One job retry per failed job; a refused one is left out (and logged)."""
+        retried = {}
+        for job_id in job_ids:
+            try:
+                url = self.retry_job(build, job_id).get("web_url")
+            except EngineError as exc:
+                log.warning("retry of job %s in build %s refused: %s", job_id, build.id, exc)
+                continue
+            retried[job_id] = url if isinstance(url, str) else ""
+        return retried
+
+    @property
+    def history_source(self) -> str:
+        return self.reader.builds_url
+
+    def head_build(self, build: BuildRef) -> dict[str, Any]:
+        if not isinstance(build.number, int):
+            raise EngineError(f"build {build.id} has no number to read it by")
+        return self.reader.build(build.number)
+
+    def branch_builds(self, repo: str, branch: str, *, limit: int) -> BuildList:
+        """``GET …/builds?branch=&include_retried_jobs=true``, ``ceil(limit / 100)`` pages."""
+        return self.reader.builds_for_branch(
+            branch, max_pages=-(-limit // PER_PAGE), retried_jobs=True, partial=True
+        )
+
+    def builds_of_commit(self, repo: str, commit: str, *, max_pages: int) -> BuildList:
+        return self.reader.builds_for_commit(commit, max_pages=max_pages)
 
     def artifacts(self, build: BuildRef, job: JobState) -> tuple[Artifact, ...]:
         listed = self._call(

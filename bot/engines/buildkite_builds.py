@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from bot.core.redact import redact_secrets
-from bot.engines.base import EngineError
+from bot.engines.base import BuildList, EngineError
 
 DEFAULT_API_URL = "https://api.buildkite.com"
 PER_PAGE = 100  # Buildkite's largest page
@@ -28,19 +27,6 @@ PER_PAGE = 100  # Buildkite's largest page
 MAX_PAGE_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_PAGES = 3
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
-
-
-@dataclass(frozen=True)
-class BuildList:
-    """Builds as the API returned them (dicts, newest first); ``cut``: there were more than
-    the bound allowed reading, and ``read_pages`` pages were read."""
-
-    builds: tuple[dict[str, Any], ...]
-    cut: bool
-    read_pages: int
-    # Read with ``partial=True``: why the read stopped before its end (a page timed out,
-    # a 5xx), what came before it kept.
-    stopped: str | None = None
 
 
 def next_link(header: str | None) -> str | None:

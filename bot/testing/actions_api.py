@@ -10,6 +10,14 @@ PR's ``pull_request`` run on the head, a lint workflow, a run in another reposit
 writer's own dispatch of prbot's workflow) are made with :meth:`add_run`, each with the event,
 title and actor its author had; a dispatch with an installation token has the App's bot as
 its ``actor``, as on GitHub.
+
+For CI signal: runs are listed per repository or workflow with GitHub's ``branch``,
+``status``, ``event``, ``per_page`` and ``page`` filters (newest first, a ``Link`` header);
+"re-run failed jobs" (``POST …/runs/{id}/rerun-failed-jobs``, 201 ``{}``) starts a new
+attempt (``run_attempt`` one up) in which each failed or cancelled job gets a new id, while
+``…/jobs?filter=all`` still lists the older attempts' jobs (``filter=latest``, the default:
+each job's newest attempt). :meth:`seed_history` makes a base branch's completed runs from
+letters, as ``bot.testing.buildkite_shapes.history`` spells Buildkite's.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.testing.host import RouteHost, ServerState
-from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found
+from bot.testing.rest_core import ApiRequest, ApiResponse, HttpError, not_found, paginate
 from bot.testing.state import now_iso
 
 
@@ -50,6 +58,8 @@ class FakeRun:
     actor: str = "octocat"
     triggering_actor: str | None = None
     run_attempt: int = 1
+    # Jobs of the earlier attempts, as GitHub lists them (``filter=all``).
+    earlier: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def display_title(self) -> str:
@@ -75,6 +85,7 @@ class ActionsState:
         self.immediate = True
         self.pending: list[FakeRun] = []
         self.dispatches: list[dict[str, Any]] = []
+        self.reruns: list[int] = []  # run ids, one per "re-run failed jobs" asked over HTTP
 
     def start_pending(self) -> list[int]:
         """Create the runs of dispatches made while ``immediate`` was False."""
@@ -113,6 +124,65 @@ class ActionsState:
             )
             self.runs[run.id] = run
             return run.id
+
+    def seed_history(
+        self,
+        repo: str,
+        patterns: dict[str, str],
+        *,
+        workflow: str = "prbot-gpu.yml",
+        branch: str = "main",
+        event: str = "push",
+    ) -> list[int]:
+        """Completed runs of ``branch``, oldest first in time, one per letter of the patterns
+        (newest first, as ``bot.testing.buildkite_shapes.history``: P passed, F failed, T
+        timed out, C cancelled, R failed then passed on a re-run, X failed on both attempts,
+        - the job did not run); each job is named after its pattern's key. Run ids, newest
+        first."""
+        retry_letters = {"R": ("failure", "success"), "X": ("failure", "failure")}
+        single = {"P": "success", "F": "failure", "T": "timed_out", "C": "cancelled"}
+        length = max((len(p) for p in patterns.values()), default=0)
+        made = []
+        for i in reversed(range(length)):
+            commit = f"{0xB000 + i:040x}"
+            run_id = self.add_run(
+                repo,
+                head_sha=commit,
+                title=f"Commit {i}",
+                event=event,
+                workflow=workflow,
+                ref=branch,
+            )
+            letters = {k: (p[i] if i < len(p) else "-") for k, p in patterns.items()}
+            first = {
+                k: retry_letters[x][0] if x in retry_letters else single[x]
+                for k, x in letters.items()
+                if x != "-"
+            }
+            self.finish(run_id, _conclusion(first.values()), jobs=first)
+            if any(x in retry_letters for x in letters.values()):
+                self.rerun_failed(run_id)
+                second = {k: retry_letters[x][1] for k, x in letters.items() if x in retry_letters}
+                final = {**first, **second}
+                self.finish(run_id, _conclusion(final.values()), jobs=second)
+            made.append(run_id)
+        return made[::-1]
+
+    def rerun_failed(self, run_id: int) -> None:
+        """A new attempt of the run: its failed and cancelled jobs queued again, new ids."""
+        with self.gh.lock:
+            run = self.runs[run_id]
+            if run.status != "completed":
+                raise HttpError(403, "The workflow run is not completed and cannot be re-run")
+            failed = [n for n, c in run.jobs.items() if c in FAILED_CONCLUSIONS]
+            if not failed:
+                raise HttpError(403, "The workflow run has no failed jobs to re-run")
+            run.earlier.extend(self.job_json(run, name) for name in run.jobs)
+            run.run_attempt += 1
+            run.status, run.conclusion = "queued", None
+            for name in failed:
+                run.job_ids[name] = self.gh.ids()
+                run.jobs[name] = None
 
     def finish(
         self,
@@ -155,6 +225,37 @@ class ActionsState:
     def _person(self, login: str) -> dict[str, Any]:
         return self.gh.shapes.user(login, bot=login.endswith("[bot]"))
 
+    def job_json(self, run: FakeRun, name: str) -> dict[str, Any]:
+        """A job of the run's current attempt, as ``GET …/runs/{id}/jobs`` lists it."""
+        conclusion = run.jobs[name]
+        job_id = run.job_ids[name]
+        html = f"{self.gh.url}/{run.repo}/actions/runs/{run.id}"
+        return {
+            "id": job_id,
+            "run_id": run.id,
+            "run_url": f"{self.gh.url}/repos/{run.repo}/actions/runs/{run.id}",
+            "run_attempt": run.run_attempt,
+            "node_id": f"CR_kwDO{job_id}",
+            "head_sha": run.head_sha,
+            "head_branch": run.ref,
+            "url": f"{self.gh.url}/repos/{run.repo}/actions/jobs/{job_id}",
+            "html_url": f"{html}/job/{job_id}",
+            "status": "completed" if conclusion else run.status,
+            "conclusion": conclusion,
+            "created_at": run.created_at,
+            "started_at": run.created_at,
+            "completed_at": now_iso() if conclusion else None,
+            "name": name,
+            "steps": [],
+            "check_run_url": f"{self.gh.url}/repos/{run.repo}/check-runs/{job_id}",
+            "labels": ["self-hosted", "gpu"],
+            "runner_id": None,
+            "runner_name": None,
+            "runner_group_id": None,
+            "runner_group_name": None,
+            "workflow_name": run.workflow,
+        }
+
     def run_json(self, run: FakeRun) -> dict[str, Any]:
         base = f"{self.gh.url}/repos/{run.repo}/actions/runs/{run.id}"
         return {
@@ -179,6 +280,13 @@ class ActionsState:
             "created_at": run.created_at,
             "updated_at": now_iso(),
         }
+
+
+FAILED_CONCLUSIONS = ("failure", "cancelled", "timed_out", "startup_failure")
+
+
+def _conclusion(jobs: Any) -> str:
+    return "failure" if any(c in FAILED_CONCLUSIONS for c in jobs) else "success"
 
 
 def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
@@ -226,15 +334,22 @@ def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
         return api.ok(None, status=204)
 
     def list_runs(req: ApiRequest) -> ApiResponse:
+        """Newest first, filtered as GitHub filters (``status`` is a status or a conclusion),
+        in pages with a Link header."""
         repo = api.repo(req)
+        workflow = req.params.get("workflow")
+        status = req.query.get("status")
         found = [
             state.run_json(run)
             for run in sorted(state.runs.values(), key=lambda r: -r.id)
             if run.repo == repo.full_name
-            and run.workflow == req.params["workflow"]
+            and (workflow is None or run.workflow == workflow)
             and req.query.get("event", run.event) == run.event
+            and req.query.get("branch", run.ref) == run.ref
+            and (status is None or status in (run.status, run.conclusion))
         ]
-        return api.ok({"total_count": len(found), "workflow_runs": found})
+        chunk, headers = paginate(state.gh.url, req, found)
+        return api.ok({"total_count": len(found), "workflow_runs": chunk}, headers=headers)
 
     def _run(req: ApiRequest) -> FakeRun:
         repo = api.repo(req)
@@ -246,23 +361,25 @@ def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
     def get_run(req: ApiRequest) -> ApiResponse:
         return api.ok(state.run_json(_run(req)))
 
-    def run_html(run: FakeRun) -> str:
-        return f"{state.gh.url}/{run.repo}/actions/runs/{run.id}"
-
     def list_jobs(req: ApiRequest) -> ApiResponse:
         run = _run(req)
-        jobs = [
-            {
-                "id": run.job_ids[name],
-                "run_id": run.id,
-                "name": name,
-                "status": "completed" if conclusion else run.status,
-                "conclusion": conclusion,
-                "html_url": f"{run_html(run)}/job/{run.job_ids[name]}",
-            }
-            for name, conclusion in run.jobs.items()
-        ]
-        return api.ok({"total_count": len(jobs), "jobs": jobs})
+        current = [state.job_json(run, name) for name in run.jobs]
+        if req.query.get("filter", "latest") == "all":
+            jobs = current + [
+                job for job in run.earlier if job["id"] not in {j["id"] for j in current}
+            ]
+        elif req.query.get("filter", "latest") == "latest":
+            jobs = current
+        else:
+            raise HttpError(422, "filter must be one of: latest, all")
+        chunk, headers = paginate(state.gh.url, req, jobs)
+        return api.ok({"total_count": len(jobs), "jobs": chunk}, headers=headers)
+
+    def rerun_failed_jobs(req: ApiRequest) -> ApiResponse:
+        run = _run(req)
+        state.rerun_failed(run.id)
+        state.reruns.append(run.id)
+        return api.ok({}, status=201)
 
     def list_artifacts(req: ApiRequest) -> ApiResponse:
         run = _run(req)
@@ -305,6 +422,8 @@ def register_actions_routes(api: RouteHost, repo_pattern: str) -> ActionsState:
     add("GET", workflow, get_workflow)
     add("POST", f"{workflow}/dispatches", dispatch)
     add("GET", f"{workflow}/runs", list_runs)
+    add("GET", rf"{repo_pattern}/actions/runs", list_runs)
+    add("POST", rf"{repo_pattern}/actions/runs/(?P<id>\d+)/rerun-failed-jobs", rerun_failed_jobs)
     add("GET", rf"{repo_pattern}/actions/runs/(?P<id>\d+)", get_run)
     add("GET", rf"{repo_pattern}/actions/runs/(?P<id>\d+)/jobs", list_jobs)
     add("GET", rf"{repo_pattern}/actions/runs/(?P<id>\d+)/artifacts", list_artifacts)

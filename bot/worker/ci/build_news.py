@@ -15,7 +15,6 @@ import logging
 import sqlalchemy as sa
 
 from bot.engines.base import BuildRef, Engine, EngineError
-from bot.engines.buildkite_builds import BuildkiteBuilds
 from bot.runtime.locks import named_lock
 from bot.store import jobs as store
 from bot.worker.ci.flow import Services, republish
@@ -107,11 +106,7 @@ def take_build_news(services: Services, build: BuildRef, finished: bool) -> int:
 
 
 def _classify(services: Services, build: BuildRef, engine: Engine) -> int:
-    """The build's failed smoke jobs classified (and retried once where due); changes."""
-    if not hasattr(engine, "retry_job"):
-        # Only an engine with Buildkite's build history and job retry is classified
-        # (GitHub Actions' history is not read yet).
-        return 0
+    """The build's failed jobs classified (and retried once where due); changes."""
     records = store.records_for_build(services.db, build.engine, build.id)
     if not any(r.state in ("failed", "timed_out", "passed") for r in records):
         return 0
@@ -125,6 +120,4 @@ def _classify(services: Services, build: BuildRef, engine: Engine) -> int:
     if services.settings.dry_run:
         # A retry is a write to CI: a dry run classifies, and never retries.
         context["ci_signal"] = {**(context.get("ci_signal") or {}), "retry": False}
-    return classify_failures(
-        services.db, engine, BuildkiteBuilds.from_settings(services.settings), records, context
-    )
+    return classify_failures(services.db, engine, records, context)

@@ -23,13 +23,11 @@ import sqlalchemy as sa
 from github import GithubException
 
 from bot.core.features import FEATURES
-from bot.engines.base import DISPATCH_META, Engine, EngineError, make_engine
-from bot.engines.buildkite_builds import BuildkiteBuilds
+from bot.engines.base import Engine, make_engine
 from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
-from bot.jobs.repository_builds import SeenStep, steps_in_builds
 from bot.jobs.repository_builds import from_json as repository_from_json
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.local.git import GitError, run_git
@@ -40,6 +38,7 @@ from bot.store import jobs as store
 from bot.store import state
 from bot.store.queue import Queue
 from bot.worker.ci.dispatch import Outcome, PullContext, execute
+from bot.worker.ci.observed import observe_repository_builds
 from bot.worker.ci.stored_report import (
     jobs_section,
     report_from_json,
@@ -51,8 +50,6 @@ log = logging.getLogger(__name__)
 
 TRUSTED_LEVELS = ("write", "maintain", "admin")
 DISPATCH_JOB = "jobs_dispatch"
-# Builds of one head: a handful in practice; 3 pages of 100 bound a pipeline gone wild.
-REPOSITORY_BUILD_PAGES = 3
 
 
 @dataclass(frozen=True)
@@ -141,33 +138,6 @@ def features_of(context: Mapping[str, Any]) -> frozenset[str]:
     if "features" not in context:
         return frozenset({"dispatch", "actions", "autofix"})
     return frozenset(str(f) for f in context.get("features") or [])
-
-
-def observe_repository_builds(
-    services: Services, head_sha: str, wanted: list[WantedJob]
-) -> tuple[dict[str, SeenStep], list[str]]:
-    """The selected smoke steps as the repository's own Buildkite builds of the head have
-    them, and one line for each reason they could not be read (never an error)."""
-    keys = [w.step_key for w in wanted if w.kind == GPU_SMOKE and w.step_key]
-    if not keys:
-        return {}, []
-    reader = BuildkiteBuilds.from_settings(services.settings)
-    if reader is None:
-        return {}, [
-            "the repository's own Buildkite builds of this head were not read: "
-            "PRBOT_BUILDKITE_* is not set (a token with read_builds is enough)"
-        ]
-    try:
-        listed = reader.builds_for_commit(head_sha, max_pages=REPOSITORY_BUILD_PAGES)
-    except EngineError as exc:
-        return {}, [f"the repository's own Buildkite builds of this head were not read: {exc}"]
-    notes = []
-    if listed.cut:
-        notes.append(
-            f"this head has more Buildkite builds than prbot reads; the newest "
-            f"{len(listed.builds)} were read"
-        )
-    return steps_in_builds(listed.builds, keys, own_meta=DISPATCH_META), notes
 
 
 def keep_report(db: sa.Engine, report: Report, context: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -276,9 +246,11 @@ def dispatch_head(
     wanted = [WantedJob.from_finding(f) for f in section.findings if not f.get("missing_step")]
     features = features_of(context)
     dispatching = "dispatch" in features
+    # An engine a feature is named after (GitHub Actions: `actions`) needs that feature on.
+    wanted = [w for w in wanted if w.engine not in FEATURES or w.engine in features]
     # The repository's own builds first: what they ran or scheduled is reported from them
     # and never built a second time.
-    seen, notes = observe_repository_builds(services, head_sha, wanted)
+    seen, notes = observe_repository_builds(services.engines, repo, head_sha, wanted)
     store.save_full_report(
         services.db,
         repo,
@@ -292,8 +264,6 @@ def dispatch_head(
         },
     )
     covered = {key for key, step in seen.items() if step.ran}
-    # An engine a feature is named after (GitHub Actions: `actions`) needs that feature on.
-    wanted = [w for w in wanted if w.engine not in FEATURES or w.engine in features]
     wanted = [w for w in wanted if not (w.kind == GPU_SMOKE and w.step_key in covered)]
     if not dispatching:
         republish(services, repo, number, head_sha)

@@ -1,21 +1,25 @@
-"""CI signal at the edge: a build's failed smoke jobs classified against the base branch's
-history (``bot.jobs.ci_signal``), and a failure with no trunk history retried once first.
+"""CI signal at the edge: a build's failed jobs classified against the base branch's history
+(``bot.jobs.ci_signal``), and a failure with no trunk history retried once first.
 
-Called after a build's news is read into the records. It costs nothing when no smoke job
-failed, and nothing for a failure already classified (a replayed webhook). Otherwise: one
-call for the head build (every attempt of its jobs), and the base branch's builds through a
-per-process cache (one listing per pipeline, repository and branch every ``HISTORY_TTL``
-seconds, ``ceil(history_builds / 100)`` pages through the read-only adapter); a listing that
-stops half-way is used for what it shows and never kept. The classification is stored on
-the job's record (``ci_jobs.signal``), so every later re-render shows it without a call.
+Every engine answers through the same interface (``bot.engines.base.Engine``: the head
+build with every attempt, the base branch's builds, one retry), in Buildkite's build shape,
+so nothing here knows an engine by name. Called after a build's news is read into the
+records. It costs nothing when no job failed, and nothing for a failure already classified
+(a replayed webhook). Otherwise: the head build (every attempt of its jobs), and the base
+branch's builds through a per-process cache (one listing per engine source, repository and
+branch every ``HISTORY_TTL`` seconds, bounded by ``history_builds``); a listing that stops
+half-way is used for what it shows and never kept. The classification is stored on the
+job's record (``ci_jobs.signal``), so every later re-render shows it without a call.
 
-The retry (dispatch mode: the records are prbot's own builds): a ``new`` failure that did
-not repeat on a retry of its commit gets one Buildkite job retry, then is classified again
-when that attempt ends. Once per job and head, whatever happens: the effect
-``ci-retry:<engine>:<repo>#<pr>@<head>:<job>`` is recorded before the call and finished after; a
-finished effect is never retried again; a step with two attempts or more is never retried
-(a crash after the call shows as the retried job's new attempt, which the record then
-follows). The callers hold the build's lock.
+The retry (dispatch mode: the records are prbot's own builds): a ``new`` smoke failure that
+did not repeat on a retry of its commit gets one retry through the engine (Buildkite's job
+retry, Actions' re-run failed jobs), then is classified again when that attempt ends. Once
+per job and head, whatever happens: the effect ``ci-retry:<engine>:<repo>#<pr>@<head>:<job>``
+is recorded before the call and finished after; a finished effect is never retried again; a
+step with two attempts or more is never retried (a crash after the call shows as the
+retried job's new attempt, which the record then follows). A benchmark job is classified
+and never retried: it holds a GPU for up to its whole timeout, and /recheck re-runs it. The
+callers hold the build's lock.
 """
 
 from __future__ import annotations
@@ -29,11 +33,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bot.engines.base import BuildRef, EngineError
-from bot.engines.buildkite_builds import PER_PAGE, BuildkiteBuilds
+from bot.engines.base import BuildRef, Engine, EngineError
 from bot.jobs.ci_history import History, read_history, step_identity
 from bot.jobs.ci_signal import NEW, UNKNOWN, Classified, SignalRules, classify_build
-from bot.jobs.selection import GPU_SMOKE
+from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.store import jobs as store
 from bot.store import state
 
@@ -41,6 +44,9 @@ log = logging.getLogger(__name__)
 
 HISTORY_TTL = 300.0
 FAILED = ("failed", "timed_out")
+# A failed benchmark is classified too (a prbot bench run job: its step rarely runs on the
+# base branch, so mostly unknown, with the reason), never dropped from the grouped section.
+CLASSIFIED_KINDS = (GPU_SMOKE, BENCHMARK)
 
 
 @dataclass(frozen=True)
@@ -58,18 +64,14 @@ class HistoryCache:
         self._kept: dict[tuple[str, str, str, int], _Kept] = {}
         self._lock = threading.Lock()
 
-    def get(
-        self, reader: BuildkiteBuilds, repo: str, branch: str, *, limit: int, head_sha: str
-    ) -> History:
-        key = (reader.builds_url, repo, branch, limit)
+    def get(self, engine: Engine, repo: str, branch: str, *, limit: int, head_sha: str) -> History:
+        key = (engine.history_source, repo, branch, limit)
         now = self.clock()
         with self._lock:
             kept = self._kept.get(key)
         if kept is not None and now - kept.fetched_at < self.ttl:
             return kept.history
-        listed = reader.builds_for_branch(
-            branch, max_pages=-(-limit // PER_PAGE), retried_jobs=True, partial=True
-        )
+        listed = engine.branch_builds(repo, branch, limit=limit)
         history = read_history(
             listed.builds,
             branch,
@@ -116,28 +118,31 @@ def _unknown(record: store.JobRecord, why: str) -> dict[str, Any]:
     }
 
 
+def _failed(db: sa.Engine, record: store.JobRecord) -> bool:
+    """A job to classify: failed (or passed after prbot's retry), and not classified yet at
+    this attempt (a replayed news changes nothing)."""
+    return (
+        record.kind in CLASSIFIED_KINDS
+        and bool(record.step_key)
+        and bool(record.build_id)
+        and (record.signal or {}).get("job_url") != record.job_url
+        and (record.state in FAILED or (record.state == "passed" and _retried(db, record)))
+    )
+
+
 def classify_failures(
     db: sa.Engine,
-    engine: Any,
-    reader: BuildkiteBuilds | None,
+    engine: Engine,
     records: Sequence[store.JobRecord],
     context: Mapping[str, Any],
     *,
     histories: HistoryCache = HISTORIES,
 ) -> int:
-    """Classify one build's failed smoke jobs and retry once where due; records changed."""
+    """Classify one build's failed jobs and retry once where due; records changed."""
     raw = dict(context.get("ci_signal") or {})
-    if raw.get("enabled") is False or reader is None:
+    if raw.get("enabled") is False:
         return 0
-    failed = [
-        r
-        for r in records
-        if r.kind == GPU_SMOKE
-        and r.step_key
-        and r.build_id
-        and (r.signal or {}).get("job_url") != r.job_url
-        and (r.state in FAILED or (r.state == "passed" and _retried(db, r)))
-    ]
+    failed = [r for r in records if _failed(db, r)]
     if not failed:
         return 0  # nothing (new) failed: no call at all
     first = failed[0]
@@ -146,37 +151,47 @@ def classify_failures(
     branch = str(context.get("base_branch") or "main")
     changed = 0
     try:
-        head_build = reader.build(int(first.build_number or 0))
+        head_build = engine.head_build(ref)
     except EngineError as exc:
         for record in failed:
             signal = _unknown(record, f"the head build could not be read: {exc}")
             changed += store.set_signal(db, record, signal)
         return changed
     history = histories.get(
-        reader, first.key.repo, branch, limit=rules.history_builds, head_sha=first.commit_sha
+        engine, first.key.repo, branch, limit=rules.history_builds, head_sha=first.commit_sha
     )
     merge_base = context.get("merge_base")
     found = {
         c.identity: c
         for c in classify_build(head_build, history, rules, merge_base=merge_base or None)
     }
+    due: list[tuple[store.JobRecord, Classified]] = []
     for record in failed:
         result = found.get(step_identity({"step_key": record.step_key}) or "")
         if result is None:
-            changed += store.set_signal(
-                db, record, _unknown(record, "the build shows no failed job for this step")
-            )
+            why = "the build shows no failed job for this step"
+            if record.error:
+                why = f"{record.error}; {why}"
+            changed += store.set_signal(db, record, _unknown(record, why))
         elif result.running:
-            # Retried (by prbot before a crash, or by someone on Buildkite): the record
+            # Retried (by prbot before a crash, or by someone on the engine): the record
             # follows the new attempt, and the build's news finishes it.
             changed += store.reopen_for_retry(db, record, job_url=result.job_url or None)
         elif (
             result.classification == NEW
             and not result.confirmed
             and raw.get("retry", True)
-            and _retry_once(db, engine, ref, record, result)
+            and record.kind == GPU_SMOKE
+            and _may_retry(db, record, result)
         ):
-            changed += 1
+            due.append((record, result))
+        else:
+            changed += store.set_signal(db, record, {**result.to_json(), "branch": branch})
+    retried = _retry_once(db, engine, ref, due)
+    for record, result in due:
+        if result.job_id in retried:
+            url = retried[result.job_id]
+            changed += store.reopen_for_retry(db, record, job_url=url or None)
         else:
             changed += store.set_signal(db, record, {**result.to_json(), "branch": branch})
     return changed
@@ -194,23 +209,32 @@ def _retried(db: sa.Engine, record: store.JobRecord) -> bool:
     return effect is not None and effect.state == "done"
 
 
+def _may_retry(db: sa.Engine, record: store.JobRecord, found: Classified) -> bool:
+    """A failure seen once, never retried by prbot (whatever the build shows now)."""
+    return (
+        bool(found.job_id)
+        and found.counts.get("head_attempts", 1) <= 1
+        and not _retried(db, record)
+    )
+
+
 def _retry_once(
-    db: sa.Engine, engine: Any, ref: BuildRef, record: store.JobRecord, found: Classified
-) -> bool:
-    """One Buildkite job retry of a failure seen once; True when the record now waits on it."""
-    retry = getattr(engine, "retry_job", None)
-    if retry is None or not found.job_id or found.counts.get("head_attempts", 1) > 1:
-        return False
-    key = _retry_key(record)
-    effect = state.get_effect(db, key)
-    if effect is not None and effect.state == "done":
-        return False  # retried once already: never twice, whatever the build shows now
-    state.begin_effect(db, key, record.key.head_sha)
+    db: sa.Engine,
+    engine: Engine,
+    ref: BuildRef,
+    due: Sequence[tuple[store.JobRecord, Classified]],
+) -> dict[str, str]:
+    """One retry of each failure seen once, in one engine call: ``{job id: new URL}``."""
+    if not due:
+        return {}
+    for record, _ in due:
+        state.begin_effect(db, _retry_key(record), record.key.head_sha)
     try:
-        retried = retry(ref, found.job_id)
+        retried = engine.retry_failed(ref, [found.job_id for _, found in due])
     except EngineError as exc:
-        log.warning("retry of %s in build %s refused: %s", found.identity, ref.id, exc)
-        return False
-    state.finish_effect(db, key, str(retried.get("id") or "") or None, record.key.head_sha)
-    url = retried.get("web_url")
-    return store.reopen_for_retry(db, record, job_url=url if isinstance(url, str) else None)
+        log.warning("retry in build %s refused: %s", ref.id, exc)
+        return {}
+    for record, found in due:
+        if found.job_id in retried:
+            state.finish_effect(db, _retry_key(record), found.job_id, record.key.head_sha)
+    return retried

@@ -1,0 +1,43 @@
+"""The repository's own builds of a head, read through each selected smoke job's engine
+(``Engine.builds_of_commit``): what they ran or scheduled is reported from them and never
+built a second time (bot/jobs/repository_builds.py judges them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bot.engines.base import DISPATCH_META, Engine, EngineError
+from bot.jobs.planner import WantedJob
+from bot.jobs.repository_builds import SeenStep, steps_in_builds
+from bot.jobs.selection import GPU_SMOKE
+
+# Builds of one head: a handful in practice; 3 pages of 100 bound a pipeline gone wild.
+REPOSITORY_BUILD_PAGES = 3
+
+
+def observe_repository_builds(
+    engines: Callable[[str], Engine], repo: str, head_sha: str, wanted: Sequence[WantedJob]
+) -> tuple[dict[str, SeenStep], list[str]]:
+    """The selected smoke steps as the repository's own builds of the head have them, and
+    one line for each reason they could not be read (never an error)."""
+    keys_by_engine: dict[str, list[str]] = {}
+    for job in wanted:
+        if job.kind == GPU_SMOKE and job.step_key:
+            keys_by_engine.setdefault(job.engine, []).append(job.step_key)
+    seen: dict[str, SeenStep] = {}
+    notes: list[str] = []
+    for name, keys in keys_by_engine.items():
+        try:
+            listed = engines(name).builds_of_commit(
+                repo, head_sha, max_pages=REPOSITORY_BUILD_PAGES
+            )
+        except EngineError as exc:
+            notes.append(f"the repository's own builds of this head were not read: {exc}")
+            continue
+        if listed.cut:
+            notes.append(
+                "this head has more builds than prbot reads; the newest "
+                f"{len(listed.builds)} were read"
+            )
+        seen.update(steps_in_builds(listed.builds, keys, own_meta=DISPATCH_META))
+    return seen, notes

@@ -1,0 +1,174 @@
+"""CI signal on GitHub Actions, over real HTTP (the local GitHub's Actions API) and a real
+database: a failed job of prbot's run classified against the base branch's completed runs
+of the workflow (their jobs read with ``filter=all``), one "re-run failed jobs" for a
+failure with no trunk history (never twice), the calls it costs, a listing that stops
+half-way, and prbot's own dispatches on the base branch never taken for its history."""
+
+from __future__ import annotations
+
+import pytest
+from github import Auth, Github
+
+from bot.engines.actions import RUN_JOBS, ActionsEngine
+from bot.engines.base import BuildRequest
+from bot.store import jobs as store
+from bot.worker.ci.results import refresh_build
+from bot.worker.ci.signal import HistoryCache, classify_failures
+
+REPO = "acme/widgets"
+WORKFLOW = "prbot-gpu.yml"
+KEY = "prbot-" + "d" * 32
+CONTEXT = {"base_branch": "main", "ci_signal": {"history_builds": 50}}
+
+
+@pytest.fixture
+def actions(github_server):
+    github_server.add_installation(7, "acme")
+    github_server.create_repo(REPO, installation_id=7, files={"a.py": "x = 1\n"})
+    github_server.actions.seed_history(
+        REPO,
+        {
+            "healthy": "P" * 20,
+            "flips": "PPFPPPFPPPRPPPPPPPPP",
+            "broken": "FFFPPPPPPP",
+        },
+    )
+    # prbot's own dispatch on main, testing some PR's head: failed, and not main's history.
+    other = github_server.actions.add_run(
+        REPO,
+        head_sha="a" * 40,
+        title="prbot prbot-" + "e" * 32,
+        event="workflow_dispatch",
+        workflow=WORKFLOW,
+    )
+    github_server.actions.finish(other, "failure", jobs={"healthy": "failure"})
+    RUN_JOBS._kept.clear()
+    return github_server
+
+
+def engine_for(server, timeout: int = 15) -> ActionsEngine:
+    token = server.create_installation_token(7)
+    gh = Github(
+        auth=Auth.Token(token),
+        base_url=server.url,
+        timeout=timeout,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
+    return ActionsEngine(gh=gh, token=token, api_url=server.url, workflow=WORKFLOW)
+
+
+def dispatched(db, server, pr: int, steps: tuple[str, ...]) -> int:
+    head = f"{pr:040x}"
+    for step in steps:
+        spec = store.JobSpec(
+            store.JobKey(REPO, pr, head, step), head, "gpu_smoke", "actions", "b200", step
+        )
+        assert store.claim(db, spec, attempt=1, dispatch_key=f"key-{pr}")
+    ref = engine_for(server).create_build(
+        BuildRequest(
+            REPO, pr, head, "feature", "main", "m", steps, meta_data={"prbot_dispatch": KEY}
+        )
+    )
+    store.record_build(
+        db,
+        f"key-{pr}",
+        engine_name="actions",
+        build_id=ref.id,
+        build_number=ref.number,
+        build_url=ref.web_url,
+    )
+    return int(ref.id.rsplit(":", 1)[1])
+
+
+def news(db, server, pr: int, run_id: int, jobs: dict[str, str], cache: HistoryCache) -> int:
+    """Finish the run as GitHub does, read it back as its workflow_run news does, classify;
+    the calls classifying cost."""
+    engine = engine_for(server)
+    conclusion = "failure" if "failure" in jobs.values() else "success"
+    server.actions.finish(run_id, conclusion, jobs=jobs)
+    refresh_build(db, engine, store.records_for_head(db, REPO, pr, f"{pr:040x}"))
+    before = len(server.calls)
+    classify_failures(
+        db, engine, store.records_for_head(db, REPO, pr, f"{pr:040x}"), CONTEXT, histories=cache
+    )
+    return len(server.calls) - before
+
+
+def signals(db, pr: int) -> dict[str, dict | None]:
+    return {r.key.name: r.signal for r in store.records_for_head(db, REPO, pr, f"{pr:040x}")}
+
+
+def test_failed_actions_jobs_are_classified_against_mains_runs(engine, actions) -> None:
+    cache = HistoryCache()
+    run_id = dispatched(engine, actions, 1, ("healthy", "flips", "broken"))
+    calls = news(
+        engine,
+        actions,
+        1,
+        run_id,
+        {"healthy": "failure", "flips": "failure", "broken": "timed_out"},
+        cache,
+    )
+    # The head run's jobs, one page of main's runs, the 20 runs' jobs, one re-run.
+    assert calls == 1 + 1 + 20 + 1
+    assert actions.actions.reruns == [run_id]
+    found = signals(engine, 1)
+    assert found["flips"]["classification"] == "flaky"
+    assert found["broken"]["classification"] == "broken_trunk"
+    evidence = found["broken"]["evidence"][0]
+    assert "/actions/runs/" in evidence["build_url"] and "/job/" in evidence["job_url"]
+    assert found["broken"]["base_job_url"] == evidence["job_url"]
+    # The healthy job failed once, with no trunk history: re-run, and waiting on it.
+    (healthy,) = [
+        r for r in store.records_for_head(engine, REPO, 1, f"{1:040x}") if r.key.name == "healthy"
+    ]
+    assert healthy.state in ("running", "queued") and healthy.signal is None
+    # The re-run passes: flaky, from the run's own attempts; main's runs come from the cache.
+    assert news(engine, actions, 1, run_id, {"healthy": "success"}, cache) == 1
+    signal = signals(engine, 1)["healthy"]
+    assert signal["classification"] == "flaky"
+    assert "passed on a retry of the same commit" in signal["reason"]
+    assert actions.actions.reruns == [run_id]
+
+
+def test_a_rerun_that_fails_again_is_new_and_never_rerun_twice(engine, actions) -> None:
+    cache = HistoryCache()
+    run_id = dispatched(engine, actions, 2, ("healthy",))
+    news(engine, actions, 2, run_id, {"healthy": "failure"}, cache)
+    assert actions.actions.reruns == [run_id]
+    news(engine, actions, 2, run_id, {"healthy": "failure"}, cache)
+    signal = signals(engine, 2)["healthy"]
+    assert signal["classification"] == "new" and signal["confirmed"] is True
+    assert "passed in 20 of the last 20 completed run(s) on main" in signal["reason"]
+    # A replay of the news asks GitHub nothing and re-runs nothing.
+    before = len(actions.calls)
+    records = store.records_for_head(engine, REPO, 2, f"{2:040x}")
+    assert classify_failures(engine, engine_for(actions), records, CONTEXT, histories=cache) == 0
+    assert len(actions.calls) == before and actions.actions.reruns == [run_id]
+
+
+def test_no_failure_costs_no_call(engine, actions) -> None:
+    run_id = dispatched(engine, actions, 3, ("healthy",))
+    assert news(engine, actions, 3, run_id, {"healthy": "success"}, HistoryCache()) == 0
+    assert signals(engine, 3) == {"healthy": None}
+
+
+def test_runs_jobs_that_time_out_half_way_are_unknown_and_not_kept(engine, actions) -> None:
+    cache = HistoryCache()
+    run_id = dispatched(engine, actions, 4, ("healthy",))
+    slow = engine_for(actions, timeout=1)
+    actions.actions.finish(run_id, "failure", jobs={"healthy": "failure"})
+    refresh_build(engine, slow, store.records_for_head(engine, REPO, 4, f"{4:040x}"))
+    # main's 6th newest run: its jobs hang past the client's timeout.
+    main_runs = sorted(r.id for r in actions.actions.runs.values() if r.event == "push")
+    sixth = main_runs[::-1][5]
+    actions.inject("GET", f"/repos/{REPO}/actions/runs/{sixth}/jobs", delay=3.0)
+    records = store.records_for_head(engine, REPO, 4, f"{4:040x}")
+    classify_failures(engine, slow, records, CONTEXT, histories=cache)
+    signal = signals(engine, 4)["healthy"]
+    assert signal["classification"] == "unknown"
+    assert "only partly read" in signal["reason"] and f"the jobs of run {sixth}" in signal["reason"]
+    assert "could not be reached" in signal["reason"]
+    assert actions.actions.reruns == [] and cache._kept == {}
