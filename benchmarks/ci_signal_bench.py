@@ -173,7 +173,7 @@ def calls_per_report() -> list[dict]:
         db = make_engine(f"sqlite:///{tmp}/bench.sqlite")
         migrate(db)
         server.seed_history(history({"s1": "P" * 60, "s2": "P" * 60}, newest=900))
-        bk, reader = engine_for(server), reader_for(server)
+        bk = engine_for(server)
         cache = HistoryCache()
         context = {"base_branch": "main", "merge_base": f"{900:040x}"}
 
