@@ -69,9 +69,10 @@ def test_a_backend_added_without_the_doc_fails_with_cells_fix_and_patch(make_rep
     }
     assert "1 row missing" in section.summary and "cell" not in section.summary
     text = render(section)
-    # The missing row is one line that names each column with the value it should have.
-    [line] = [x for x in text.splitlines() if x.startswith("| table-standard |")]
-    assert "| TREE\\_ATTN | (whole row) |" in line and "Head Sizes: 64, 128" in line
+    # The missing row is one item that names each column with the value it should have.
+    [line] = [x for x in text.splitlines() if x.startswith("- `table-standard`")]
+    assert "· TREE\\_ATTN: row the generator writes, missing from the doc: " in line
+    assert "Head Sizes: 64, 128" in line and "Backend: `TREE_ATTN`" in line
     assert "uv run prbot docs --repo . --write" in text
     assert "```diff" in text and "+| `TREE_ATTN` |" in text
 

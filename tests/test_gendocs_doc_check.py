@@ -14,6 +14,7 @@ from gendocs_helpers import (
     copy_fixture,
     edit,
 )
+from github_render import render_gfm
 
 from bot.checks.base import Section, Status
 from bot.core.snapshot import DirTree
@@ -238,10 +239,10 @@ def test_marker_doc_previews_what_the_pr_changes(tmp_path):
     # In the comment: the new backend is one line under "After", the changed cell one line.
     section = Section("generated_docs", Status.PASS, "in sync", [result.to_json()])
     text = render_markdown(Report("o/r", 1, "f" * 40, "e" * 40, [section]))
-    assert "could not be rendered" not in text and "| Before | After |" in text
-    [added] = [line for line in text.splitlines() if line.startswith("| table-standard |")]
-    assert added.startswith("| table-standard | TREE\\_ATTN | (whole row) | (missing) | Backend:")
-    assert "| table-mla-decode | FLASHMLA | Block Sizes | 64 | 64, 128 |" in text
+    assert "could not be rendered" not in text
+    [added] = [line for line in text.splitlines() if line.startswith("- `table-standard`")]
+    assert added.startswith("- `table-standard` · TREE\\_ATTN: new row: Backend: `TREE_ATTN` ·")
+    assert "- `table-mla-decode` · FLASHMLA · Block Sizes: 64 → 64, 128\n" in text
 
 
 def test_a_glued_line_after_a_table_is_fixed_by_write(tmp_path):
@@ -320,3 +321,44 @@ def test_a_row_whose_cells_all_go_to_defaults_warns_and_names_the_file_read(tmp_
     assert "(it read vllm/models/deepseek_v4/sparse_mla.py)" in warning.message
     # One cell to a default, or a move to specific values, is an ordinary change.
     assert lost_information("d.md", preview[:1] + preview[3:], DirTree(tmp_path)) == []
+
+
+def _preview_text(preview: list[dict]) -> str:
+    finding = {
+        "path": DOC, "kind": "builtin", "in_sync": True, "cells": [], "manual_edits": [],
+        "problems": [], "notes": [], "preview": preview, "fix_command": "", "patch": "",
+    }  # fmt: skip
+    section = Section("generated_docs", Status.PASS, "in sync", [finding])
+    return render_markdown(Report("o/r", 1, "f" * 40, "e" * 40, [section]))
+
+
+def test_long_before_and_after_values_are_cut_where_they_differ():
+    # vLLM 0.33.0's FLASH_ATTN prefill Notes: the first 160 characters are the same on both
+    # sides; on main both were cut there and read the same.
+    shared = "(qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128) or " * 3
+    before, after = shared + "only", shared + "(qk_nope_head_dim=256, v_head_dim=256) only"
+    change = {"table": "table-mla-prefill", "row": "FLASH_ATTN", "column": "Notes"}
+    text = _preview_text([change | {"before": before, "after": after, "change": "changed"}])
+    [line] = [x for x in text.splitlines() if "FLASH\\_ATTN" in x]
+    shown_before, shown_after = line.split(" · Notes: ", 1)[1].split(" → ")
+    assert shown_before != shown_after
+    assert shown_before.startswith("…") and shown_before.endswith("only")
+    assert "qk\\_nope\\_head\\_dim=256" in shown_after
+
+
+def test_generated_cells_are_code_not_literal_backticks_and_fit_as_a_list():
+    # On main a whole new row was one cell of a five-column table (past 780 px), its values
+    # with literal backticks.
+    row = {"table": "table-mla-decode", "row": "TOKENSPEED_MLA", "change": "added"}
+    values = {"Backend": "`TOKENSPEED_MLA`", "KV Dtypes": "`fp8`, `fp8_e4m3`", "Sink": "❌"}
+    preview = [row | {"column": k, "before": "(absent)", "after": v} for k, v in values.items()]
+    kv = {"table": "table-mla-decode", "row": "FLASHMLA", "column": "KV Dtypes"}
+    long_kv = ", ".join(f"`fp8_variant_{i}`" for i in range(30))
+    preview.append(kv | {"before": long_kv, "after": long_kv + ", `nvfp4`", "change": "changed"})
+    text = _preview_text(preview)
+    html = render_gfm(text)
+    assert "<table>" not in html
+    assert "<code>TOKENSPEED_MLA</code>" in html and "<code>fp8_e4m3</code>" in html
+    for item in re.findall(r"<li>(.*?)</li>", html, re.S):
+        assert "`" not in re.sub(r"<code>.*?</code>", "", item), item
+    assert "<code>nvfp4</code>" in html  # the cut kept what differs, as code

@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from bot.checks import Section, Status, all_checks
 from bot.checks.base import STATUS_SEVERITY
+from bot.core.difference import differing
 from bot.core.markdown import (
     code_block,
     code_span,
@@ -93,6 +94,8 @@ def template_environment() -> Environment:
     env.filters["codeblock"] = code_block
     env.filters["text"] = escape_text
     env.filters["spans"] = text_with_spans
+    # Two sides of a long Before/After pair, cut where they differ (a tuple of two).
+    env.filters["differing"] = differing
     # Inside a one-line <summary> GitHub parses no Markdown: these escape HTML only.
     env.filters["html"] = html_text
     env.filters["html_code"] = html_code
