@@ -104,3 +104,34 @@ def test_a_missing_file_and_a_bad_bound_are_one_line(saved, capsys):
     assert "cannot read the history" in capsys.readouterr().err
     assert main([*classify(saved), "--max-builds", "0"]) == 2
     assert "--max-builds" in capsys.readouterr().err
+
+
+def test_rules_set_the_thresholds_as_the_server_reads_them(saved, capsys):
+    """`flips` fails alone between passes twice on main: flaky under the default
+    flaky_failures (2); a rules file asking for 3 makes it new (main passed it since)."""
+    (saved / "prbot.yml").write_text(
+        "extends: vllm\nchecks:\n  jobs:\n    ci_signal:\n      flaky_failures: 3\n"
+    )
+    assert main(classify(saved, "--format", "json", "--rules", str(saved / "prbot.yml"))) == 0
+    by_name = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert by_name["flips"]["classification"] == "new"
+    assert by_name["lucky"]["classification"] == "flaky"  # its own retry passed
+    # history_builds from the rules bounds what is read; --max-builds overrides it.
+    (saved / "few.yml").write_text("checks:\n  jobs:\n    ci_signal:\n      history_builds: 2\n")
+    assert main(classify(saved, "--format", "json", "--rules", str(saved / "few.yml"))) == 0
+    by_name = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert by_name["kernels"]["base_builds_seen"] == 2
+    few = ("--rules", str(saved / "few.yml"), "--max-builds", "4")
+    assert main(classify(saved, "--format", "json", *few)) == 0
+    assert json.loads(capsys.readouterr().out)[0]["base_builds_seen"] == 4
+
+
+def test_a_bad_rules_file_is_one_line_and_exit_2(saved, capsys):
+    (saved / "bad.yml").write_text("checks:\n  jobs:\n    ci_signal:\n      flaky_window: 1\n")
+    assert main(classify(saved, "--rules", str(saved / "bad.yml"))) == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()
+    assert "flaky_window" in line and captured.out == ""
+    assert main(classify(saved, "--rules", str(saved / "missing.yml"))) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "missing.yml" in line and "cannot read" in line

@@ -2,10 +2,13 @@
 unknown against saved base-branch builds, by the code the server runs.
 
     prbot ci classify --head-build HEAD.json --history BUILDS.json [--format json|markdown]
+                      [--rules FILE]
 
 ``HEAD.json`` is one build as ``GET …/builds/{number}?include_retried_jobs=true`` returns it;
 ``BUILDS.json`` the base branch's builds as ``GET …/builds?branch=<base>&include_retried_jobs=true``
 lists them, newest first (one page, or several pages' lists concatenated into one list).
+``--rules`` takes the thresholds from a rules file (``checks.jobs.ci_signal``, read as the
+server reads ``.github/prbot.yml``, ``extends`` included); without it, the defaults.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from bot.jobs.ci_signal import (
     counts_by_classification,
 )
 from bot.jobs.progress import safe_url
+from bot.report import rules as rules_module
+from bot.report import runner
 
 # A saved listing of 10,000 vLLM builds with their jobs is far below this; a file over it
 # is refused before it is parsed.
@@ -100,9 +105,25 @@ def render_markdown(results: list[Classified], history: History) -> str:
     return "\n".join(lines) + "\n"
 
 
+def signal_rules(args: argparse.Namespace) -> SignalRules:
+    """The thresholds: the rules file's ``checks.jobs.ci_signal`` (the server's numbers), or
+    the defaults; ``--max-builds`` over either."""
+    thresholds = {}
+    if args.rules is not None:
+        try:
+            ruleset = runner.load_rules(None, rules_file=args.rules, strict=True).ruleset
+        except rules_module.RulesError as exc:
+            raise CliError(str(exc)) from None
+        thresholds = ruleset.checks.jobs.ci_signal.thresholds()
+    if args.max_builds is not None:
+        if not 1 <= args.max_builds <= MAX_HISTORY_BUILDS:
+            raise CliError(f"--max-builds must be between 1 and {MAX_HISTORY_BUILDS}")
+        thresholds["history_builds"] = args.max_builds
+    return SignalRules(**thresholds)
+
+
 def run(args: argparse.Namespace) -> int:
-    if not 1 <= args.max_builds <= MAX_HISTORY_BUILDS:
-        raise CliError(f"--max-builds must be between 1 and {MAX_HISTORY_BUILDS}")
+    rules = signal_rules(args)
     head = _load(args.head_build, "the head build")
     builds = _load(args.history, "the history")
     if not isinstance(head, dict):
@@ -111,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
         builds = builds["builds"]
     if not isinstance(builds, list):
         raise CliError(f"{args.history}: the history is not a list of builds")
-    rules = SignalRules(history_builds=args.max_builds)
     branch = _base_branch(head, args.branch)
     history = read_history(
         builds, branch, limit=rules.history_builds, exclude_commit=head.get("commit")
@@ -145,10 +165,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the PR's merge base: broken trunk is judged at or before its build",
     )
     classify.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="a rules file (.github/prbot.yml's format): its checks.jobs.ci_signal thresholds "
+        "(default: the built-in defaults)",
+    )
+    classify.add_argument(
         "--max-builds",
         type=int,
-        default=SignalRules.history_builds,
-        help=f"base builds read, newest first (default {SignalRules.history_builds})",
+        help=f"base builds read, newest first (default: the rules' history_builds, "
+        f"{SignalRules.history_builds} unless set)",
     )
     classify.add_argument("--format", choices=("json", "markdown"), default="markdown")
     classify.set_defaults(func=run)
