@@ -112,6 +112,31 @@ def test_advisory_reports_the_repositorys_own_build_and_dispatches_nothing(advis
     assert bk.count_calls("POST", "/builds") == 0 and prbot_builds(bk) == []
 
 
+def test_a_build_whose_meta_data_claims_prbot_is_still_the_repositorys(advisory) -> None:
+    bk = advisory.buildkite
+    # The PR's code, run by the repository's own CI, set prbot's meta-data field on its build
+    # (`buildkite-agent meta-data set prbot_dispatch ...`) to hide its failed smoke step from
+    # the report. Only a build recorded in prbot's job store is prbot's.
+    own: list[int] = []
+    number, _ = open_pr(
+        advisory,
+        before=lambda head: own.append(
+            bk.add_build(
+                head,
+                {SMOKE: "failed"},
+                branch="flash",
+                meta_data={"prbot_dispatch": "prbot-" + "0" * 32},
+            )
+        ),
+    )
+    # (Before the fix this build was left out, and the states never came.)
+    wait_for(lambda: "repository's build" in comment(advisory, number), what="the states")
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    [line] = [ln for ln in body.splitlines() if f"repository's build #{own[0]}" in ln]
+    assert "failed" in line
+
+
 def test_a_maintainers_ci_run_is_vllms_and_makes_no_prbot_build(dispatching) -> None:
     number, _ = open_pr(dispatching, association="CONTRIBUTOR")
     wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")

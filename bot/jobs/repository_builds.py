@@ -2,15 +2,17 @@
 steps they ran or scheduled, and in what state. Pure: build objects in Buildkite's REST shape
 (``GET …/builds?commit=``, newest first) in, one :class:`SeenStep` per step key out.
 
-These are never prbot's results. prbot's own builds carry its dispatch key in their
-meta-data and are left out here (their results come through the job records); a step seen
+These are never prbot's results. prbot's own builds are left out here (their results come
+through the job records): those whose id prbot's job store recorded, never those whose
+meta-data names a dispatch (a PR's code can set meta-data on the build it runs in, to hide
+its failed step from this reader or to pass a build off as prbot's); a step seen
 here is shown as "in the repository's build #N", and prbot dispatches only the selected
 steps no build of the head ran or scheduled, so one action never makes two builds of a step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,20 +63,21 @@ class SeenStep:
         return asdict(self)
 
 
-def _is_prbots(build: Mapping[str, Any], own_meta: str) -> bool:
-    meta = build.get("meta_data")
-    return isinstance(meta, Mapping) and bool(meta.get(own_meta))
+def build_ids(builds: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The ids of the listed builds (to ask the job store which of them are prbot's)."""
+    return [b["id"] for b in builds if isinstance(b, Mapping) and isinstance(b.get("id"), str)]
 
 
 def steps_in_builds(
-    builds: Sequence[Mapping[str, Any]], step_keys: Iterable[str], *, own_meta: str
+    builds: Sequence[Mapping[str, Any]], step_keys: Iterable[str], *, own_builds: Collection[str]
 ) -> dict[str, SeenStep]:
     """For each wanted step key, its newest job that ran or is scheduled in a build not
-    prbot's, else its newest job that will not run; keys no build has are left out."""
+    prbot's (``own_builds``: the ids its job store recorded), else its newest job that will
+    not run; keys no build has are left out."""
     wanted = set(step_keys)
     seen: dict[str, SeenStep] = {}
     for build in builds:
-        if not isinstance(build, Mapping) or _is_prbots(build, own_meta):
+        if not isinstance(build, Mapping) or build.get("id") in own_builds:
             continue
         number = build.get("number") if isinstance(build.get("number"), int) else None
         for job in build.get("jobs") or []:

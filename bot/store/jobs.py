@@ -81,6 +81,22 @@ def records_for_build(engine: sa.Engine, engine_name: str, build_id: str) -> lis
     return _select(sa.and_(ci_jobs.c.engine == engine_name, ci_jobs.c.build_id == build_id), engine)
 
 
+def recorded_builds(engine: sa.Engine, engine_name: str, build_ids: list[str]) -> set[str]:
+    """Which of ``build_ids`` a record is bound to: the builds prbot made (in chunks, so a
+    long list stays within every database's parameter limit)."""
+    found: set[str] = set()
+    with reading(engine) as connection:
+        for start in range(0, len(build_ids), 500):
+            chunk = build_ids[start : start + 500]
+            rows = connection.execute(
+                sa.select(ci_jobs.c.build_id).where(
+                    ci_jobs.c.engine == engine_name, ci_jobs.c.build_id.in_(chunk)
+                )
+            )
+            found.update(row.build_id for row in rows)
+    return found
+
+
 def records_for_dispatch(engine: sa.Engine, dispatch_key: str) -> list[JobRecord]:
     return _select(ci_jobs.c.dispatch_key == dispatch_key, engine)
 

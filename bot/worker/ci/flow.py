@@ -250,7 +250,7 @@ def dispatch_head(
     wanted = [w for w in wanted if w.engine not in FEATURES or w.engine in features]
     # The repository's own builds first: what they ran or scheduled is reported from them
     # and never built a second time.
-    seen, notes = observe_repository_builds(services.engines, repo, head_sha, wanted)
+    seen, notes = observe_repository_builds(services.db, services.engines, repo, head_sha, wanted)
     store.save_full_report(
         services.db,
         repo,

@@ -1,22 +1,31 @@
 """The repository's own builds of a head, read through each selected smoke job's engine
 (``Engine.builds_of_commit``): what they ran or scheduled is reported from them and never
-built a second time (bot/jobs/repository_builds.py judges them)."""
+built a second time (bot/jobs/repository_builds.py judges them). prbot's own builds among
+them are those its job store recorded, never those whose meta-data names a dispatch (a PR's
+code sets meta-data on the build it runs in)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.engines.base import DISPATCH_META, Engine, EngineError
+import sqlalchemy as sa
+
+from bot.engines.base import Engine, EngineError
 from bot.jobs.planner import WantedJob
-from bot.jobs.repository_builds import SeenStep, steps_in_builds
+from bot.jobs.repository_builds import SeenStep, build_ids, steps_in_builds
 from bot.jobs.selection import GPU_SMOKE
+from bot.store import jobs as store
 
 # Builds of one head: a handful in practice; 3 pages of 100 bound a pipeline gone wild.
 REPOSITORY_BUILD_PAGES = 3
 
 
 def observe_repository_builds(
-    engines: Callable[[str], Engine], repo: str, head_sha: str, wanted: Sequence[WantedJob]
+    db: sa.Engine,
+    engines: Callable[[str], Engine],
+    repo: str,
+    head_sha: str,
+    wanted: Sequence[WantedJob],
 ) -> tuple[dict[str, SeenStep], list[str]]:
     """The selected smoke steps as the repository's own builds of the head have them, and
     one line for each reason they could not be read (never an error)."""
@@ -39,5 +48,6 @@ def observe_repository_builds(
                 "this head has more builds than prbot reads; the newest "
                 f"{len(listed.builds)} were read"
             )
-        seen.update(steps_in_builds(listed.builds, keys, own_meta=DISPATCH_META))
+        own = store.recorded_builds(db, name, build_ids(listed.builds))
+        seen.update(steps_in_builds(listed.builds, keys, own_builds=own))
     return seen, notes
