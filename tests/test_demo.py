@@ -24,7 +24,8 @@ def test_demo_prints_the_posted_comment(tmp_path):
     assert "Likely duplicates" in result.stdout
     assert "both add `TOKENSPEED_MLA`" in result.stdout
     # ...and what reviewers asked for by hand on vLLM's PR: the wiring it still lacks.
-    assert "| `TOKENSPEED_MLA` |" in result.stdout and "CUDA priority lists" in result.stdout
+    assert "- `TOKENSPEED_MLA`, introduced at " in result.stdout
+    assert "  - CUDA priority lists" in result.stdout
     assert "webhook answered 202" in result.stderr
     # The GPU jobs: a Blackwell-only backend gets the B200 step and its MLA decode benchmark,
     # dispatched after a maintainer's /approve-gpu, finished by the local Buildkite's webhooks.

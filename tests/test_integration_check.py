@@ -75,7 +75,7 @@ def test_new_backend_missing_everywhere_is_listed_item_by_item(git_repo, check_c
     # torch is declared and math is the standard library: neither is reported.
     assert {f["symbol"] for f in section.findings} == {"TOKENSPEED_MLA", "tokenspeed_mla"}
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
-    assert "| `TOKENSPEED_MLA` |" in text and "CUDA priority lists" in text
+    assert "- `TOKENSPEED_MLA`, introduced at " in text and "  - CUDA priority lists" in text
 
 
 def test_fully_wired_backend_passes(git_repo, check_context):
@@ -232,7 +232,7 @@ def test_benchmark_config_matches_through_the_runners_own_names(git_repo, check_
     assert section.findings[0]["aliases"] == ["tokenspeed"]
     assert section.findings[0]["missing_in"] == [PREFILL_CONFIG]
     text = render_markdown(Report("org/vllm", 1, "a" * 40, "b" * 40, [section]))
-    assert "| `TOKENSPEED_MLA` (or `tokenspeed`) |" in text
+    assert "- `TOKENSPEED_MLA` (or `tokenspeed`), introduced at " in text
 
 
 def test_rules_can_give_aliases_where_no_runner_maps_them(git_repo, check_context):

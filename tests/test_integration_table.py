@@ -1,5 +1,6 @@
-"""The integration table as GitHub renders it (cmark-gfm): one row per new name, where it was
-introduced said once, and every place it is still missing from in that row."""
+"""The integration list as GitHub renders it (cmark-gfm): one item per new name, where it was
+introduced said once, and every place it is still missing from under it (a list, not a
+table: the table's "Still missing from" column ran past GitHub's 780 px comment)."""
 
 from __future__ import annotations
 
@@ -49,11 +50,14 @@ def _run(git_repo, head_files, check_context):
     return get_check("integration").run(snapshot, integration, check_context)
 
 
-def _table_rows(html: str) -> list[list[str]]:
-    body = re.search(r"<tbody>(.*?)</tbody>", html, re.S)
-    assert body is not None, html
-    rows = re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S)
-    return [re.findall(r"<td>(.*?)</td>", row, re.S) for row in rows]
+def _items(html: str) -> list[tuple[str, list[str]]]:
+    """Each new name's item: its own line, and the places listed under it."""
+    assert "<table>" not in html, html
+    found = []
+    for item in re.findall(r"<li>(.*?)<ul>(.*?)</ul>\s*</li>", html, re.S):
+        found.append((item[0], re.findall(r"<li>(.*?)</li>", item[1], re.S)))
+    assert found, html
+    return found
 
 
 def _rendered(section: Section) -> str:
@@ -65,7 +69,7 @@ def _rendered(section: Section) -> str:
     return html
 
 
-def test_one_row_per_name_with_the_places_still_missing(git_repo, check_context):
+def test_one_item_per_name_with_the_places_still_missing_under_it(git_repo, check_context):
     section = _run(
         git_repo,
         {
@@ -76,32 +80,30 @@ def test_one_row_per_name_with_the_places_still_missing(git_repo, check_context)
     )
     assert len(section.findings) == 4  # three places for the member, one for its import
     html = _rendered(section)
-    assert "<th>New name</th>" in html and "<th>Still missing from</th>" in html
     assert "Looked in" not in html  # the places say where they looked
-    rows = _table_rows(html)
-    names = [row[0] for row in rows]
+    items = _items(html)
+    names = [line.split(",")[0].strip() for line, _ in items]
     assert names == ["<code>TOKENSPEED_MLA</code>", "<code>tokenspeed_mla</code>"]
-    member = rows[0]
+    member, places = items[0]
     # Introduced once, linked to the line at head.
     assert html.count(f"{REGISTRY}:7") == 1
-    assert f'href="{HTML_BASE}/org/vllm/blob/{"a" * 40}/{REGISTRY}#L7"' in member[1]
-    places = member[2].split("<br>")
+    assert f'href="{HTML_BASE}/org/vllm/blob/{"a" * 40}/{REGISTRY}#L7"' in member
     assert [re.sub(r"<[^>]+>", "", p).split(":")[0] for p in places] == [
         "CUDA priority lists",
         "the MLA backend tests",
         "the MLA decode benchmark config",
     ]
     assert "<code>vllm/platforms/cuda.py</code>" in places[0]
-    assert "<code>tokenspeed-mla</code>" in rows[1][2]  # the distribution to declare
+    assert any("<code>tokenspeed-mla</code>" in p for p in items[1][1])  # what to declare
 
 
-def test_a_section_without_the_grouped_rows_groups_its_findings(git_repo, check_context):
+def test_a_section_without_the_grouped_items_groups_its_findings(git_repo, check_context):
     # A report stored before the rows were shaped (or built by hand) still groups by name.
     section = _run(git_repo, {REGISTRY: BASE[REGISTRY] + NEW_MEMBER}, check_context)
     bare = Section("integration", Status.WARN, section.summary, findings=section.findings)
-    rows = _table_rows(_rendered(bare))
-    assert [row[0] for row in rows] == ["<code>TOKENSPEED_MLA</code>"]
-    assert rows[0][2].count("<br>") == 2
+    items = _items(_rendered(bare))
+    assert [line.split(",")[0].strip() for line, _ in items] == ["<code>TOKENSPEED_MLA</code>"]
+    assert len(items[0][1]) == 3
 
 
 def test_grouping_keeps_order_aliases_and_skips_optional_imports():
