@@ -1,5 +1,7 @@
 """CI signal: do real failure patterns classify right, what does a report cost in API calls,
-and how long do 50 failed jobs take against 200 base builds?
+and how long do 50 failed jobs take against 200 base builds? On Buildkite and on GitHub
+Actions (benchmarks/ci_signal_actions.py: the same cases as main's runs of prbot's workflow
+on the local GitHub, plus the patterns only Actions shows).
 
     uv run python benchmarks/ci_signal_bench.py [--rounds 5] [--out docs/benchmarks/ci_signal.md]
 
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
+from ci_signal_actions import run_all as run_actions
 
 from bot.engines.base import BuildRequest
 from bot.engines.buildkite import BuildkiteEngine
@@ -280,14 +283,39 @@ def timing(rounds: int) -> dict:
     }
 
 
-def write(out: Path, cases: list[dict], calls: list[dict], times: dict) -> None:
+def case_rows(cases: list[dict]) -> list[str]:
+    lines = [
+        "| Case | Pattern | Expected | Got | Reason prbot gives |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in cases:
+        mark = "" if r["expected"] == r["got"] else " ❌"
+        reason = r["reason"].replace("|", "\\|")
+        lines.append(
+            f"| `{r['case']}` | {r['pattern']} | {r['expected']} | {r['got']}{mark} | {reason} |"
+        )
+    return lines
+
+
+def write(
+    out: Path,
+    cases: list[dict],
+    calls: list[dict],
+    times: dict,
+    actions: tuple[list[dict], list[dict], dict],
+) -> None:
     right = sum(1 for r in cases if r["expected"] == r["got"])
+    a_cases, a_calls, a_times = actions
+    a_right = sum(1 for r in a_cases if r["expected"] == r["got"])
     lines = [
         "# CI signal: cases, API calls, time",
         "",
         "`uv run python benchmarks/ci_signal_bench.py` (this file is its output).",
         "",
-        f"## Cases: {right} of {len(cases)} classified right",
+        f"Cases classified right: {right} of {len(cases)} on Buildkite, {a_right} of "
+        f"{len(a_cases)} on GitHub Actions.",
+        "",
+        f"## Cases on Buildkite: {right} of {len(cases)} classified right",
         "",
         "Real failure patterns, one step each, against 20 builds of `main` seeded into the "
         "local Buildkite test server (`bot/testing/ci_cases.py`, letters newest first: P "
@@ -300,15 +328,22 @@ def write(out: Path, cases: list[dict], calls: list[dict], times: dict) -> None:
         "with its own merge base (the build marked in `ci_cases.py`; none: the latest builds "
         "stand in). The default thresholds (`checks.jobs.ci_signal`) are used throughout.",
         "",
-        "| Case | Pattern | Expected | Got | Reason prbot gives |",
-        "| --- | --- | --- | --- | --- |",
+        *case_rows(cases),
+        "",
+        f"## Cases on GitHub Actions: {a_right} of {len(a_cases)} classified right",
+        "",
+        "The same patterns as completed `push` runs of prbot's workflow on `main` in the local "
+        "GitHub (`bot/testing/ci_actions_cases.py`), read through the Actions engine: runs "
+        "(`GET …/actions/workflows/prbot-gpu.yml/runs?branch=main&status=completed`), then "
+        "each run's jobs with every attempt (`…/runs/{id}/jobs?filter=all`; an R is a failed "
+        'job passing on a "re-run failed jobs" attempt). The head is prbot\'s run of the '
+        "workflow (dispatched with ref `main`): one run with the failures seen once, one with "
+        "them re-run. Left out: the soft-failed and keyless-label cases (Actions has neither). "
+        "Added: three patterns only Actions shows (the last rows).",
+        "",
+        *case_rows(a_cases),
+        "",
     ]
-    for r in cases:
-        mark = "" if r["expected"] == r["got"] else " ❌"
-        reason = r["reason"].replace("|", "\\|")
-        lines.append(
-            f"| `{r['case']}` | {r['pattern']} | {r['expected']} | {r['got']}{mark} | {reason} |"
-        )
     lines += [
         "",
         "## API calls per report",
@@ -323,6 +358,18 @@ def write(out: Path, cases: list[dict], calls: list[dict], times: dict) -> None:
     lines += [f"| {r['report']} | {r['calls']} |" for r in calls]
     lines += [
         "",
+        "GitHub Actions, the same step on the local GitHub (60 runs of `main`, `history_builds` "
+        "50). A run's jobs are one call per run, so a cold read costs a call per run of the "
+        "history; the jobs of a completed attempt never change and are kept per process "
+        "(at most 4,000 runs), so a read after the 5-minute history expires lists the runs "
+        "and asks only for the jobs of runs it has not seen.",
+        "",
+        "| Report | GitHub calls |",
+        "| --- | ---: |",
+    ]
+    lines += [f"| {r['report']} | {r['calls']} |" for r in a_calls]
+    lines += [
+        "",
         "## Time: 50 failed jobs against 200 base builds",
         "",
         f"200 builds of 50 steps each ({times['bytes'] / 1e6:.1f} MB of JSON as the API lists "
@@ -333,6 +380,18 @@ def write(out: Path, cases: list[dict], calls: list[dict], times: dict) -> None:
         f"| Baseline: `json.loads` of the history | {times['parse_ms']:.1f} |",
         f"| Read the history and classify 50 failures | {times['classify_ms']:.1f} |",
         f"| Ratio | {times['ratio']:.2f}x |",
+        "",
+        f"GitHub Actions: 200 runs of `main` with 50 jobs each and a head run whose 50 jobs "
+        f"failed on both attempts, as the local GitHub answers them ({a_times['calls']} "
+        f"answers, {a_times['bytes'] / 1e6:.1f} MB of JSON); median of {a_times['rounds']} "
+        "rounds.",
+        "",
+        "| What | Median (ms) |",
+        "| --- | ---: |",
+        f"| Baseline: `json.loads` of the answers | {a_times['parse_ms']:.1f} |",
+        f"| Read the runs as builds, the history, and classify 50 failures "
+        f"| {a_times['classify_ms']:.1f} |",
+        f"| Ratio | {a_times['ratio']:.2f}x |",
         "",
         f"Load average at the end of the run: {os.getloadavg()[0]:.1f} (2 cores, shared).",
         "",
@@ -348,9 +407,10 @@ def main() -> int:
     cases = run_cases()
     calls = calls_per_report()
     times = timing(args.rounds)
-    write(args.out, cases, calls, times)
+    actions = run_actions(args.rounds)
+    write(args.out, cases, calls, times, actions)
     print(args.out.read_text())
-    return 0 if all(r["expected"] == r["got"] for r in cases) else 1
+    return 0 if all(r["expected"] == r["got"] for r in cases + actions[0]) else 1
 
 
 if __name__ == "__main__":

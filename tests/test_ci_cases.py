@@ -9,7 +9,8 @@ from bot.jobs.ci_history import read_history
 from bot.jobs.ci_signal import classify_build
 from bot.testing.buildkite_server import FakeBuildkite
 from bot.testing.buildkite_shapes import build, history, step_jobs, waiter
-from bot.testing.ci_cases import CASES
+from bot.testing.ci_actions_cases import classify_cases
+from bot.testing.ci_cases import ACTIONS_CASES, CASES
 
 
 def test_every_case_classifies_as_expected():
@@ -38,3 +39,15 @@ def test_every_case_classifies_as_expected():
         }
         got[case.step] = found.get(case.step, "none")
     assert got == {case.step: case.expected for case in CASES}
+
+
+def test_every_case_github_actions_can_show_classifies_the_same_there(github_server):
+    """The same patterns as main's runs of prbot's workflow and the head's run on the local
+    GitHub, read through the Actions engine (runs, then jobs with filter=all), plus the
+    patterns only Actions shows (its own dispatches named main, runs a newer push cancels)."""
+    cases = [c for c in CASES if c.on_actions] + list(ACTIONS_CASES)
+    read = classify_cases(github_server, "acme/widgets", cases)
+    assert read.runs == 20  # main's push runs; the ten dispatched ones are not history
+    got = {step: (r.classification if r else "none") for step, r in read.results.items()}
+    assert got == {case.step: case.expected for case in cases}
+    assert len(cases) == len(CASES) - 2 + len(ACTIONS_CASES)  # soft fail and keyless: not here

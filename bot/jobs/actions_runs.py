@@ -35,16 +35,20 @@ STATUSES = {"in_progress": "running"}
 
 
 def job_state(job: Mapping[str, Any]) -> str:
-    """Buildkite's word for an Actions job's status and conclusion."""
-    if job.get("status") == "completed":
-        return CONCLUSIONS.get(text_of(job.get("conclusion")), "failed")
-    return STATUSES.get(text_of(job.get("status")), "scheduled")
+    """Buildkite's word for an Actions job's status and conclusion; a conclusion prbot does
+    not know is kept as it is (neither a failure nor a pass: never a guess)."""
+    return _state(job)
 
 
 def run_state(run: Mapping[str, Any]) -> str:
-    if run.get("status") != "completed":
-        return STATUSES.get(text_of(run.get("status")), "scheduled")
-    return CONCLUSIONS.get(text_of(run.get("conclusion")), "failed")
+    return _state(run)
+
+
+def _state(item: Mapping[str, Any]) -> str:
+    if item.get("status") != "completed":
+        return STATUSES.get(text_of(item.get("status")), "scheduled")
+    conclusion = text_of(item.get("conclusion"))
+    return CONCLUSIONS.get(conclusion, conclusion or "unknown")
 
 
 def _jobs(jobs: Iterable[object]) -> list[dict[str, Any]]:

@@ -161,8 +161,14 @@ class ActionsState:
             }
             self.finish(run_id, _conclusion(first.values()), jobs=first)
             if any(x in retry_letters for x in letters.values()):
+                # "Re-run failed jobs" runs every failed job again: those of one attempt
+                # (F, T, C) end as they did, so they show two attempts, as on GitHub.
                 self.rerun_failed(run_id)
-                second = {k: retry_letters[x][1] for k, x in letters.items() if x in retry_letters}
+                second = {
+                    k: retry_letters[x][1] if x in retry_letters else first[k]
+                    for k, x in letters.items()
+                    if x in retry_letters or first.get(k) in FAILED_CONCLUSIONS
+                }
                 final = {**first, **second}
                 self.finish(run_id, _conclusion(final.values()), jobs=second)
             made.append(run_id)

@@ -24,6 +24,15 @@ class Case:
     merge_base_at: int | None = None  # index into ``main`` of the merge base's build
     label: str | None = None  # the label a keyless main build names the step by
     keyless_on_main: bool = False
+    # GitHub Actions only: letters of workflow_dispatch runs on main (newest first, newer
+    # than main's own runs): PR heads' runs that name main as their ref.
+    dispatched_on_main: str = ""
+
+    @property
+    def on_actions(self) -> bool:
+        """Whether GitHub Actions can show the pattern: it has no soft-failed job (S) and
+        names a job by its name alone (no keyless label)."""
+        return "S" not in self.head + self.main and not self.keyless_on_main
 
 
 CASES: tuple[Case, ...] = (
@@ -148,5 +157,37 @@ CASES: tuple[Case, ...] = (
         "SSSSSSSSSS",
         "none",
         "a soft_fail step failing everywhere: not a failure at all",
+    ),
+)
+
+# Patterns only GitHub Actions shows, classified through the same code.
+ACTIONS_CASES: tuple[Case, ...] = (
+    Case(
+        "gpu-smoke-dispatched",
+        "F",
+        "P" * 20,
+        "new",
+        "prbot's workflow is dispatched with ref main for every PR head: ten newer runs on "
+        "main that failed for other PRs are not main's history",
+        0,
+        dispatched_on_main="F" * 10,
+    ),
+    Case(
+        "gpu-smoke-concurrency",
+        "F",
+        "PCPCPCPCPCPCPCPCPCPC",
+        "new",
+        "main's runs cancelled by a newer push (concurrency: cancel-in-progress) between "
+        "passes: cancelled is not a failure",
+        0,
+    ),
+    Case(
+        "gpu-smoke-runner-lost",
+        "R",
+        "P" * 20,
+        "flaky",
+        "a self-hosted runner lost mid-job (the runner received a shutdown signal): the job "
+        "fails, and passes on a re-run of the failed jobs",
+        0,
     ),
 )
