@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import UTC, datetime
+
+from github_render import render_gfm
 
 from bot.checks.base import Section, Status
 from bot.jobs.progress import chart_label, mermaid_chart, overlay, safe_url
@@ -161,7 +164,7 @@ def test_the_report_shows_every_job_state() -> None:
     redrawn = overlay(section(*findings), records)
     markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [redrawn]))
     for state, shown in states.items():
-        row = next(line for line in markdown.splitlines() if f"| {names[state]} |" in line)
+        row = next(line for line in markdown.splitlines() if f" **{names[state]}**:" in line)
         assert shown in row, state
     assert "1 timed out" in redrawn.summary and "1 awaiting approval" in redrawn.summary
 
@@ -218,3 +221,17 @@ def test_a_classification_of_an_older_attempt_is_not_shown_on_a_running_job() ->
         section(finding("Retried")), [record("Retried", "running", signal=signal("new", "x"))]
     )
     assert "classification" not in redrawn.findings[0]
+
+
+def test_each_job_is_one_list_item_with_its_reason_not_a_wide_table() -> None:
+    # On main the jobs were a five-column table whose Why column ran past GitHub's 780 px.
+    why = "vllm/v1/attention/backends/mla/tokenspeed_mla.py changed; backends TOKENSPEED_MLA"
+    job = finding("MLA decode benchmark", "benchmark") | {"reason": why}
+    markdown = render_markdown(Report("acme/widgets", 7, HEAD, BASE, [section(job)]))
+    html = render_gfm(markdown)
+    assert "<table>" not in html
+    [item] = re.findall(r"<li>(.*?)</li>", html, re.S)
+    assert "<strong>MLA decode benchmark</strong>" in item and "on <code>b200</code>" in item
+    status, reason = item.split("<br>", 1)
+    assert status.startswith("🔵 selected <strong>MLA decode benchmark</strong>")
+    assert "tokenspeed_mla.py changed; backends TOKENSPEED_MLA" in reason
