@@ -86,6 +86,12 @@ def check_run(stack, head: str) -> dict:
     return run
 
 
+def assert_not_passed(run: dict) -> None:
+    """A finished check run that is no pass: failure, or neutral where the CI signal has no
+    base builds to call the failure new (docs/gpu-jobs.md)."""
+    assert run["status"] == "completed" and run["conclusion"] in ("failure", "neutral")
+
+
 def test_a_forks_own_run_on_the_head_never_becomes_the_jobs_result(stack) -> None:
     number, head, run_id, key = dispatched(stack)
     # The fork PR's own pull_request workflow, once named like the smoke step (the head-SHA
@@ -102,7 +108,7 @@ def test_a_forks_own_run_on_the_head_never_becomes_the_jobs_result(stack) -> Non
     stack.deliver("workflow_run", payload)
     wait_for(lambda: "❌ failed" in report(stack, number), what="the real run's failure")
     wait_for(stack.idle, what="idle")
-    assert check_run(stack, head)["conclusion"] == "failure"
+    assert_not_passed(check_run(stack, head))
 
 
 def test_another_ci_run_on_the_head_leaves_the_gpu_jobs_alone(stack) -> None:
@@ -194,14 +200,13 @@ def test_on_an_older_server_a_run_named_like_prbots_is_not_taken_for_it(stack) -
     stack.deliver("workflow_run", gh.actions.finish(real, "failure", jobs={SMOKE: "failure"}))
     wait_for(lambda: "❌ failed" in report(stack, number), what="the real run's failure")
     wait_for(stack.idle, what="idle")
-    assert check_run(stack, head)["conclusion"] == "failure"
+    assert_not_passed(check_run(stack, head))
 
 
-def test_a_writers_own_dispatch_of_prbots_workflow_is_not_taken_for_it(stack) -> None:
+def pending_dispatch(stack) -> tuple[int, str, str]:
+    """A trusted PR dispatched on a server that names no run, whose run GitHub has not
+    started yet: the record waits for its run. (number, head, the pending dispatch key)."""
     gh = stack.github
-    # The older server again: the record waits for its run. A writer (who can dispatch any
-    # workflow) starts prbot's own workflow by hand, named with the pending key: the same
-    # workflow_dispatch event, the same workflow path, the same title. Only its actor differs.
     gh.actions.details = gh.actions.immediate = False
     gh.commit(REPO, "feature", {"widgets/core.py": "x = 2\n"})
     pull = gh.open_pull_request(
@@ -211,17 +216,34 @@ def test_a_writers_own_dispatch_of_prbots_workflow_is_not_taken_for_it(stack) ->
     stack.deliver("pull_request", gh.pull_request_event(REPO, number, "opened"))
     wait_for(lambda: gh.actions.dispatches, what="a dispatch")
     wait_for(stack.idle, what="idle")
-    key = gh.actions.dispatches[0]["inputs"]["prbot_dispatch"]
+    return number, head, gh.actions.dispatches[0]["inputs"]["prbot_dispatch"]
+
+
+@pytest.mark.parametrize(
+    ("event", "workflow", "actor"),
+    [
+        # A writer (who can dispatch any workflow) starts prbot's own workflow by hand, named
+        # with the pending key: the same event, workflow path and title; only the actor differs.
+        ("workflow_dispatch", "prbot-gpu.yml", "maintainer"),
+        # A workflow of the repository (a pull_request_target one a fork PR triggers) that
+        # dispatches prbot's workflow with GITHUB_TOKEN: GitHub names github-actions[bot].
+        ("workflow_dispatch", "prbot-gpu.yml", "github-actions[bot]"),
+        # A repository_dispatch (any token with contents: write) that prbot's workflow
+        # answers, or another workflow run by hand, titled with the key.
+        ("repository_dispatch", "prbot-gpu.yml", "maintainer"),
+        ("workflow_dispatch", "other.yml", "maintainer"),
+    ],
+)
+def test_a_run_prbots_dispatch_did_not_start_is_not_taken_for_it(
+    stack, event: str, workflow: str, actor: str
+) -> None:
+    gh = stack.github
+    number, head, key = pending_dispatch(stack)
     by_hand = gh.actions.add_run(
-        REPO,
-        head_sha=head,
-        title=f"prbot {key}",
-        event="workflow_dispatch",
-        workflow="prbot-gpu.yml",
-        actor="maintainer",
+        REPO, head_sha=head, title=f"prbot {key}", event=event, workflow=workflow, actor=actor
     )
     payload = gh.actions.finish(by_hand, "success", jobs={SMOKE: "success"})
-    assert payload["workflow_run"]["actor"]["login"] == "maintainer"
+    assert payload["workflow_run"]["actor"]["login"] == actor
     assert stack.deliver("workflow_run", payload).status_code == 202
     wait_for(stack.idle, what="idle")
     assert "✅ passed" not in report(stack, number) and "🕒 queued" in report(stack, number)
@@ -231,7 +253,31 @@ def test_a_writers_own_dispatch_of_prbots_workflow_is_not_taken_for_it(stack) ->
     stack.deliver("workflow_run", gh.actions.finish(real, "failure", jobs={SMOKE: "failure"}))
     wait_for(lambda: "❌ failed" in report(stack, number), what="the real run's failure")
     wait_for(stack.idle, what="idle")
-    assert check_run(stack, head)["conclusion"] == "failure"
+    assert_not_passed(check_run(stack, head))
+
+
+def test_an_earlier_attempts_run_reporting_late_changes_nothing(stack) -> None:
+    gh = stack.github
+    number, head, first, _ = dispatched(stack)
+    stack.deliver("workflow_run", gh.actions.finish(first, "failure", jobs={SMOKE: "failure"}))
+    wait_for(lambda: "❌ failed" in report(stack, number), what="the failure")
+    note = gh.add_user_comment(REPO, number, "maintainer", "/recheck")
+    stack.deliver("issue_comment", gh.issue_comment_event(REPO, number, note))
+    wait_for(lambda: len(gh.actions.runs) == 2, what="attempt 2's run")
+    wait_for(stack.idle, what="idle")
+    second = max(gh.actions.runs)
+    # The first attempt's run, re-run by a writer until it passed, reports late (and its
+    # completed news is redelivered): the record is attempt 2's, bound to attempt 2's run.
+    gh.actions.runs[first].triggering_actor, gh.actions.runs[first].run_attempt = "maintainer", 2
+    late = gh.actions.finish(first, "success", jobs={SMOKE: "success"})
+    for _ in range(2):
+        stack.deliver("workflow_run", late)
+    wait_for(stack.idle, what="idle")
+    assert "✅ passed" not in report(stack, number) and "🕒 queued" in report(stack, number)
+    stack.deliver("workflow_run", gh.actions.finish(second, "failure", jobs={SMOKE: "failure"}))
+    wait_for(lambda: "❌ failed" in report(stack, number), what="attempt 2's failure")
+    wait_for(stack.idle, what="idle")
+    assert_not_passed(check_run(stack, head))
 
 
 BK_REPO = "acme/kernels"
@@ -308,7 +354,21 @@ def test_a_buildkite_build_prbot_did_not_create_never_reports(bk_stack) -> None:
     assert run["status"] == "completed" and run["conclusion"] not in ("success", None)
 
 
-def test_an_api_build_another_token_made_is_not_taken_for_a_pending_dispatch(bk_stack) -> None:
+@pytest.mark.parametrize(
+    ("source", "made_by"),
+    [
+        # Another user's API token (a maintainer's own, or the repository's /ci run bot):
+        # source api, like prbot's, but its creator is that token's user.
+        ("api", "another token"),
+        # A trigger step a PR's code uploaded into prbot's own build (its creator may be
+        # prbot's user), and a build started in Buildkite's web UI.
+        ("trigger_job", "prbot's token"),
+        ("ui", "prbot's token"),
+    ],
+)
+def test_a_build_prbots_token_did_not_create_is_not_taken_for_a_pending_dispatch(
+    bk_stack, source: str, made_by: str
+) -> None:
     stack, bk, gh = bk_stack, bk_stack.buildkite, bk_stack.github
     # Buildkite is down when prbot creates the build: the claim is recorded, its build not.
     bk.create_status = 503
@@ -322,23 +382,21 @@ def test_an_api_build_another_token_made_is_not_taken_for_a_pending_dispatch(bk_
     wait_for(stack.idle, what="idle")
     (claim,) = jobs_store.records_for_head(stack.service.engine, BK_REPO, number, head)
     assert claim.claimed_without_build
-    # Someone else's API token (a maintainer's own, or the repository's /ci run bot) makes a
-    # build through the API with the claim's key: source api, like prbot's, but its creator
-    # is that token's user.
     other = bk.add_token("maintainer-own-token", "A Maintainer")
+    creator = other if made_by == "another token" else bk.users[bk.token]
     made = bk.add_build(
         head,
         {BK_STEP: "scheduled"},
         branch="feature",
         meta_data={"prbot_dispatch": claim.dispatch_key},
-        source="api",
-        creator=other,
+        source=source,
+        creator=creator,
     )
     listed = httpx.get(
         f"{bk.url}{bk.pipeline_path}/builds/{made}",
         headers={"Authorization": "Bearer maintainer-own-token"},
     ).json()
-    assert listed["source"] == "api" and listed["creator"]["name"] == "A Maintainer"
+    assert (listed["source"], listed["creator"]) == (source, creator)
     bk.finish_job(made, BK_STEP, "passed")
     wait_for(stack.idle, what="idle")
     assert "✅ passed" not in bk_report(stack, number)
