@@ -172,3 +172,24 @@ def test_runs_jobs_that_time_out_half_way_are_unknown_and_not_kept(engine, actio
     assert "only partly read" in signal["reason"] and f"the jobs of run {sixth}" in signal["reason"]
     assert "could not be reached" in signal["reason"]
     assert actions.actions.reruns == [] and cache._kept == {}
+
+
+def test_a_failure_in_a_run_still_going_waits_for_the_run_before_its_rerun(engine, actions) -> None:
+    """GitHub re-runs failed jobs of a completed run only: a failure the in_progress news
+    shows is left unclassified (no re-run refused, no new called early) until the run ends."""
+    cache = HistoryCache()
+    run_id = dispatched(engine, actions, 5, ("healthy", "flips"))
+    gh = engine_for(actions)
+    with actions.lock:
+        run = actions.actions.runs[run_id]
+        run.status = "in_progress"
+        run.job_ids.update(healthy=actions.ids(), flips=actions.ids())
+        run.jobs.update(healthy="failure", flips=None)
+    refresh_build(engine, gh, store.records_for_head(engine, REPO, 5, f"{5:040x}"))
+    records = store.records_for_head(engine, REPO, 5, f"{5:040x}")
+    assert {r.key.name: r.state for r in records}["healthy"] == "failed"
+    classify_failures(engine, gh, records, CONTEXT, histories=cache)
+    assert actions.actions.reruns == [] and signals(engine, 5)["healthy"] is None
+    # The run completes: the failure is re-run now.
+    news(engine, actions, 5, run_id, {"healthy": "failure", "flips": "success"}, cache)
+    assert actions.actions.reruns == [run_id]

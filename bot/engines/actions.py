@@ -114,6 +114,7 @@ def from_settings(settings: Any, client: Any = None) -> ActionsEngine:
 
 class ActionsEngine:
     name = "actions"
+    retry_waits_for_build = True  # GitHub re-runs failed jobs of a completed run only
 
     def __init__(
         self,
@@ -254,8 +255,22 @@ class ActionsEngine:
         if where is None:
             raise EngineError(f"run {build.id} is not known yet")
         repo, run_id = where
-        run = {"id": run_id, "html_url": build.web_url, "status": "completed"}
-        return build_of_run(run, self._all_jobs(repo, run_id), commit="")
+        jobs = self._all_jobs(repo, run_id)
+        # The run is done when the newest attempt of every job is (no run call needed).
+        newest: dict[object, tuple[int, dict]] = {}
+        for job in jobs:
+            attempt = job.get("run_attempt")
+            attempt = attempt if isinstance(attempt, int) else 0
+            if attempt >= newest.get(job.get("name"), (-1, {}))[0]:
+                newest[job.get("name")] = (attempt, job)
+        done = all(job.get("status") == "completed" for _, job in newest.values())
+        run = {
+            "id": run_id,
+            "html_url": build.web_url,
+            "status": "completed" if done else "in_progress",
+            "conclusion": "failure" if done else None,
+        }
+        return build_of_run(run, jobs, commit="")
 
     def branch_builds(self, repo: str, branch: str, *, limit: int) -> BuildList:
         """The base branch's completed runs of prbot's workflow, newest first, as builds:

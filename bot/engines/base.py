@@ -147,6 +147,10 @@ class Engine(Protocol):
         """The repository's own builds of a commit (to report what they ran); EngineError."""
         ...
 
+    # True: retry_failed re-runs a build's failures together and only once the whole build
+    # finished (GitHub's "re-run failed jobs"), so a retry due earlier waits for that.
+    retry_waits_for_build: bool
+
     def retry_failed(self, build: BuildRef, job_ids: Sequence[str]) -> dict[str, str]:
         """Run these failed jobs once more on the same commit: ``{job id: the new attempt's
         URL}`` for each one retried (``""`` while the engine has not made the attempt yet);

@@ -48,6 +48,7 @@ def from_settings(settings: Any, client: Any = None) -> BuildkiteEngine:
 
 class BuildkiteEngine:
     name = "buildkite"
+    retry_waits_for_build = False  # a job retry runs while the rest of the build does
 
     def __init__(
         self,

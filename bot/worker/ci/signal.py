@@ -13,7 +13,8 @@ job's record (``ci_jobs.signal``), so every later re-render shows it without a c
 
 The retry (dispatch mode: the records are prbot's own builds): a ``new`` smoke failure that
 did not repeat on a retry of its commit gets one retry through the engine (Buildkite's job
-retry, Actions' re-run failed jobs), then is classified again when that attempt ends. Once
+retry; Actions' re-run failed jobs, once the run finished, for all of its failures at once),
+then is classified again when that attempt ends. Once
 per job and head, whatever happens: the effect ``ci-retry:<engine>:<repo>#<pr>@<head>:<job>``
 is recorded before the call and finished after; a finished effect is never retried again; a
 step with two attempts or more is never retried (a crash after the call shows as the
@@ -34,7 +35,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from bot.engines.base import BuildRef, Engine, EngineError
-from bot.jobs.ci_history import History, read_history, step_identity
+from bot.jobs.ci_history import RUNNING_STATES, History, read_history, step_identity
 from bot.jobs.ci_signal import NEW, UNKNOWN, Classified, SignalRules, classify_build
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.store import jobs as store
@@ -187,6 +188,10 @@ def classify_failures(
             due.append((record, result))
         else:
             changed += store.set_signal(db, record, {**result.to_json(), "branch": branch})
+    if due and engine.retry_waits_for_build and head_build.get("state") in RUNNING_STATES:
+        # Retried with the build's other failures once it finished: unclassified until then,
+        # and the build's next news classifies them.
+        return changed
     retried = _retry_once(db, engine, ref, due)
     for record, result in due:
         if result.job_id in retried:
