@@ -113,24 +113,39 @@ def test_failed_actions_jobs_are_classified_against_mains_runs(engine, actions) 
     )
     # The head run's jobs, one page of main's runs, the 20 runs' jobs, one re-run.
     assert calls == 1 + 1 + 20 + 1
+    # The healthy job failed once, with no trunk history: its run's failed jobs re-run, and
+    # every record follows its job's new attempt (GitHub re-runs all of them).
     assert actions.actions.reruns == [run_id]
+    records = store.records_for_head(engine, REPO, 1, f"{1:040x}")
+    assert {r.key.name: (r.state, r.signal) for r in records} == {
+        "healthy": ("running", None),
+        "flips": ("running", None),
+        "broken": ("running", None),
+    }
+    # The re-run: healthy and flips pass (flaky, from the run's own attempts), broken times
+    # out again (broken on main); main's runs come from the cache.
+    jobs = {"healthy": "success", "flips": "success", "broken": "timed_out"}
+    assert news(engine, actions, 1, run_id, jobs, cache) == 1
     found = signals(engine, 1)
+    assert found["healthy"]["classification"] == "flaky"
+    assert "passed on a retry of the same commit" in found["healthy"]["reason"]
     assert found["flips"]["classification"] == "flaky"
     assert found["broken"]["classification"] == "broken_trunk"
     evidence = found["broken"]["evidence"][0]
     assert "/actions/runs/" in evidence["build_url"] and "/job/" in evidence["job_url"]
     assert found["broken"]["base_job_url"] == evidence["job_url"]
-    # The healthy job failed once, with no trunk history: re-run, and waiting on it.
-    (healthy,) = [
-        r for r in store.records_for_head(engine, REPO, 1, f"{1:040x}") if r.key.name == "healthy"
-    ]
-    assert healthy.state in ("running", "queued") and healthy.signal is None
-    # The re-run passes: flaky, from the run's own attempts; main's runs come from the cache.
-    assert news(engine, actions, 1, run_id, {"healthy": "success"}, cache) == 1
-    signal = signals(engine, 1)["healthy"]
-    assert signal["classification"] == "flaky"
-    assert "passed on a retry of the same commit" in signal["reason"]
     assert actions.actions.reruns == [run_id]
+
+
+def test_flaky_and_broken_failures_alone_are_not_rerun(engine, actions) -> None:
+    run_id = dispatched(engine, actions, 6, ("flips", "broken"))
+    news(engine, actions, 6, run_id, {"flips": "failure", "broken": "failure"}, HistoryCache())
+    assert actions.actions.reruns == []
+    found = signals(engine, 6)
+    assert (found["flips"]["classification"], found["broken"]["classification"]) == (
+        "flaky",
+        "broken_trunk",
+    )
 
 
 def test_a_rerun_that_fails_again_is_new_and_never_rerun_twice(engine, actions) -> None:

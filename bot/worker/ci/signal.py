@@ -13,8 +13,9 @@ job's record (``ci_jobs.signal``), so every later re-render shows it without a c
 
 The retry (dispatch mode: the records are prbot's own builds): a ``new`` smoke failure that
 did not repeat on a retry of its commit gets one retry through the engine (Buildkite's job
-retry; Actions' re-run failed jobs, once the run finished, for all of its failures at once),
-then is classified again when that attempt ends. Once
+retry; Actions' re-run failed jobs, once the run finished: GitHub re-runs all of its
+failures, and each of their records follows its new attempt), then is classified again
+when that attempt ends. Once
 per job and head, whatever happens: the effect ``ci-retry:<engine>:<repo>#<pr>@<head>:<job>``
 is recorded before the call and finished after; a finished effect is never retried again; a
 step with two attempts or more is never retried (a crash after the call shows as the
@@ -199,6 +200,24 @@ def classify_failures(
             changed += store.reopen_for_retry(db, record, job_url=url or None)
         else:
             changed += store.set_signal(db, record, {**result.to_json(), "branch": branch})
+    if retried and engine.retry_waits_for_build:
+        changed += _follow_whole_rerun(db, records, ref, {r.id for r, _ in due})
+    return changed
+
+
+def _follow_whole_rerun(
+    db: sa.Engine, records: Sequence[store.JobRecord], ref: BuildRef, due: set[int]
+) -> int:
+    """The build's other failures were re-run with it (GitHub re-runs every failed job of
+    the run): each follows its new attempt, as prbot's one retry of it."""
+    changed = 0
+    for record in records:
+        if record.id in due or record.build_id != ref.id or record.state not in FAILED:
+            continue
+        key = _retry_key(record)
+        state.begin_effect(db, key, record.key.head_sha)
+        state.finish_effect(db, key, None, record.key.head_sha)
+        changed += store.reopen_for_retry(db, record, job_url=None)
     return changed
 
 
