@@ -373,3 +373,83 @@ def test_without_the_benchmark_step_the_section_names_the_file_and_reads_the_bui
     assert "`prbot-attention-benchmark-b200`" in line
     assert f"repository's build #{own}: [❌ failed]" in body
     assert bk.count_calls("POST", "/builds") == 0
+
+
+def vllm_statuses(stack, head: str, states: dict[str, str]) -> None:
+    """vLLM's Buildkite as GitHub shows it: one commit status per job, beside the build's."""
+    stack.github.add_status(REPO, head, "buildkite/ci/pr", "pending")
+    for key, state in states.items():
+        url = f"https://buildkite.com/vllm/ci/builds/4242#{key}"
+        stack.github.add_status(REPO, head, f"buildkite/ci/pr/{key}", state, target_url=url)
+
+
+def test_vllms_commit_statuses_fill_in_the_smoke_steps(advisory) -> None:
+    # The build is in a pipeline prbot's token does not read; its statuses are on GitHub.
+    number, head = open_pr(
+        advisory, before=lambda head: vllm_statuses(advisory, head, {SMOKE: "success"})
+    )
+    wait_for(lambda: "buildkite/ci/pr/" in comment(advisory, number), what="the states")
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    url = f"https://buildkite.com/vllm/ci/builds/4242#{SMOKE}"
+    assert f"repository's `buildkite/ci/pr/{SMOKE}`: [✅ passed]({url})" in body
+    assert "the repository's own builds of this head: 1 passed" in body
+    assert "1 smoke step in no build yet" in body
+    assert advisory.buildkite.count_calls("POST", "/builds") == 0
+
+
+def test_a_step_a_status_shows_running_is_not_dispatched_again(dispatching) -> None:
+    bk = dispatching.buildkite
+    number, head = open_pr(
+        dispatching, before=lambda head: vllm_statuses(dispatching, head, {SMOKE: "pending"})
+    )
+    wait_for(lambda: len(prbot_builds(bk)) == 1, what="prbot's build")
+    wait_for(dispatching.idle, what="idle")
+    (mine,) = prbot_builds(bk)
+    assert json.loads(mine.body["env"]["VLLM_CI_ONLY_STEP_KEYS"]) == [OTHER]
+    assert f"repository's `buildkite/ci/pr/{SMOKE}`: [pending]" in comment(dispatching, number)
+
+
+def test_a_status_posted_later_redraws_the_steps_without_a_dispatch(dispatching) -> None:
+    bk, gh = dispatching.buildkite, dispatching.github
+    number, head = open_pr(dispatching)
+    wait_for(lambda: len(prbot_builds(bk)) == 1, what="prbot's build")
+    wait_for(dispatching.idle, what="idle")
+    calls = bk.count_calls("POST", "/builds")
+    # vLLM's own build of the head starts later; its Buildkite posts the job's status.
+    status = gh.add_status(
+        REPO, head, f"buildkite/ci/pr/{SMOKE}", "failure", target_url="https://bk.example/j"
+    )
+    dispatching.deliver("status", gh.status_event(REPO, status))
+    wait_for(lambda: "buildkite/ci/pr/" in comment(dispatching, number), what="the redraw")
+    wait_for(dispatching.idle, what="idle")
+    body = comment(dispatching, number)
+    assert f"repository's `buildkite/ci/pr/{SMOKE}`: [❌ failed](https://bk.example/j)" in body
+    assert bk.count_calls("POST", "/builds") == calls == 1
+
+
+def test_another_apps_check_run_redraws_the_steps(advisory) -> None:
+    gh = advisory.github
+    number, head = open_pr(advisory)
+    wait_for(lambda: "GPU jobs" in comment(advisory, number), what="the report")
+    wait_for(advisory.idle, what="idle")
+    run_id = gh.add_foreign_check_run(
+        REPO, head, f"buildkite/ci/pr/{OTHER}", status="in_progress", conclusion=None
+    )
+    advisory.deliver("check_run", gh.check_run_event(REPO, run_id, "created", sender="ci[bot]"))
+    wait_for(lambda: "buildkite/ci/pr/" in comment(advisory, number), what="the redraw")
+    wait_for(advisory.idle, what="idle")
+    assert f"repository's `buildkite/ci/pr/{OTHER}`: [🏃 running]" in comment(advisory, number)
+
+
+def test_buildkite_news_of_the_repositorys_own_build_redraws_the_steps(advisory) -> None:
+    bk = advisory.buildkite
+    number, head = open_pr(advisory)
+    wait_for(lambda: "GPU jobs" in comment(advisory, number), what="the report")
+    wait_for(advisory.idle, what="idle")
+    own = bk.add_build(head, {SMOKE: "running"}, branch="flash")  # vLLM's /ci run, say
+    bk.finish_job(own, SMOKE, "failed")  # its job.finished and build.finished webhooks
+    wait_for(lambda: f"build #{own}" in comment(advisory, number), what="the redraw")
+    wait_for(advisory.idle, what="idle")
+    assert f"repository's build #{own}: [❌ failed]" in comment(advisory, number)
+    assert bk.count_calls("POST", "/builds") == 0

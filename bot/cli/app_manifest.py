@@ -27,7 +27,12 @@ from bot.core.features import (
 PERMISSIONS: dict[str, tuple[str, str]] = permissions_for(FEATURES)
 EVENTS: dict[str, str] = events_for(FEATURES)
 # Needed by features (or reads) the basic flow of the manifest test does not drive.
-USED_ELSEWHERE = {"contents": "write", "actions": "write", "members": "read"}
+USED_ELSEWHERE = {
+    "contents": "write",
+    "actions": "write",
+    "members": "read",
+    "statuses": "read",  # read only for a selected smoke step
+}
 
 # What each REST call prbot makes needs, from GitHub's "permissions required for GitHub
 # Apps" pages: (method, path pattern, permission or None for App-JWT calls, level).
@@ -48,6 +53,7 @@ ENDPOINT_PERMISSIONS: list[tuple[str, str, str | None, str]] = [
     ("PATCH", r"/repos/[^/]+/[^/]+/issues/comments/\d+", "issues", "write"),
     ("POST", r"/repos/[^/]+/[^/]+/issues/comments/\d+/reactions", "issues", "write"),
     ("GET", r"/repos/[^/]+/[^/]+/commits/[^/]+/check-runs", "checks", "read"),
+    ("GET", r"/repos/[^/]+/[^/]+/commits/[^/]+/status", "statuses", "read"),
     ("POST", r"/repos/[^/]+/[^/]+/check-runs", "checks", "write"),
     ("PATCH", r"/repos/[^/]+/[^/]+/check-runs/\d+", "checks", "write"),
     ("GET", r"/[^/]+/[^/]+\.git/info/refs", "contents", "read"),

@@ -20,13 +20,15 @@ BASE_PERMISSIONS: dict[str, tuple[str, str]] = {
     "pull_requests": ("read", "the PR's current head for /recheck, the open-PR listing, reviews"),
     "issues": ("write", "the sticky report comment, command replies and the 👀 reaction"),
     "checks": ("write", "the prbot check run per head, and other apps' check runs of the head"),
+    "statuses": ("read", "other apps' commit statuses of the head (vLLM's Buildkite: one a job)"),
 }
 # event -> why, for every installation. installation events reach every App unasked.
 BASE_EVENTS: dict[str, str] = {
     "pull_request": "a report per head: opened, synchronize, reopened, edited, closed",
     "issue_comment": "commands such as /recheck and /prbot help",
-    "check_run": "GitHub's Re-run button and the 'Apply fix' button on prbot's check run",
+    "check_run": "GitHub's Re-run and 'Apply fix' buttons; other apps' runs of a reported head",
     "check_suite": "GitHub's Re-run all button",
+    "status": "other apps' commit statuses of a reported head: its smoke steps' states redrawn",
 }
 
 

@@ -125,6 +125,8 @@ class CheckRun(_Model):
     id: GitHubId
     name: ShortText
     head_sha: Sha
+    status: ShortText | None = None
+    conclusion: ShortText | None = None
     app: App | None = None
     pull_requests: list[PullRef] = Field(default_factory=list, max_length=MAX_CHECK_PULLS)
 
@@ -133,6 +135,8 @@ class CheckSuite(_Model):
     id: GitHubId
     head_sha: Sha
     head_branch: ShortText | None = None
+    status: ShortText | None = None
+    conclusion: ShortText | None = None
     app: App | None = None
     pull_requests: list[PullRef] = Field(default_factory=list, max_length=MAX_CHECK_PULLS)
 
@@ -215,6 +219,20 @@ class WorkflowRunEvent(_Event):
     workflow_run: WorkflowRun
 
 
+class StatusEvent(_Event):
+    """Another app's commit status (vLLM's Buildkite posts one per job): its head's smoke
+    steps are redrawn from the head's statuses as GitHub then lists them
+    (bot/worker/handlers/repository_ci.py)."""
+
+    # Required: the refresh reads the head through this installation's token.
+    installation: Installation
+    repository: Repository
+    sha: Sha
+    context: ShortText
+    state: ShortText
+    target_url: Annotated[str, Field(max_length=2000)] | None = None
+
+
 EVENT_MODELS: dict[str, type[_Event]] = {
     "check_run": CheckRunEvent,
     "check_suite": CheckSuiteEvent,
@@ -223,6 +241,7 @@ EVENT_MODELS: dict[str, type[_Event]] = {
     "installation": InstallationEvent,
     "installation_repositories": InstallationRepositoriesEvent,
     "workflow_run": WorkflowRunEvent,
+    "status": StatusEvent,
 }
 
 # A JSON string, escapes included (the unrolled form runs in linear time).

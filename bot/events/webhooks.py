@@ -25,9 +25,12 @@ HANDLED_ACTIONS: dict[str, frozenset[str] | None] = {
     "issue_comment": frozenset({"created"}),
     # Results of GPU jobs dispatched to GitHub Actions (bot/worker/handlers/workflow_run.py).
     "workflow_run": frozenset({"completed", "in_progress"}),
-    # GitHub's Re-run buttons, and the "Apply fix" button prbot puts on its check run.
-    "check_run": frozenset({"rerequested", "requested_action"}),
-    "check_suite": frozenset({"rerequested"}),
+    # GitHub's Re-run buttons, and the "Apply fix" button prbot puts on its check run; other
+    # apps' runs and suites of a reported head, and their commit statuses, redraw its smoke
+    # steps (bot/worker/handlers/repository_ci.py).
+    "check_run": frozenset({"rerequested", "requested_action", "created", "completed"}),
+    "check_suite": frozenset({"rerequested", "completed"}),
+    "status": None,  # a status event has no action
     "installation": None,  # every action
     "installation_repositories": None,
 }

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import github
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
@@ -26,6 +28,8 @@ from bot.runtime.settings import Settings
 log = logging.getLogger(__name__)
 
 CHECK_RUN_NAME = "prbot"
+PER_PAGE = 100  # GitHub's largest page
+_NEXT_LINK = re.compile(r'<([^<>]+)>\s*;\s*rel="next"')
 READ_METHODS = frozenset({"GET", "HEAD"})
 
 
@@ -60,6 +64,20 @@ class PullInfo:
     state: str
     author: str
     payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HeadChecks:
+    """Other apps' CI of a head as GitHub shows it (REST shapes); ``cut``: more were left."""
+
+    check_runs: tuple[dict, ...]
+    statuses: tuple[dict, ...]
+    cut: bool
+
+
+def _next_link(header: str | None) -> str | None:
+    found = _NEXT_LINK.search(header or "")
+    return found.group(1) if found else None
 
 
 class CountedRetry(GithubRetry):
@@ -247,6 +265,32 @@ class InstallationClient:
                 break
         return found
 
+    def head_checks(self, full_name: str, sha: str, *, max_pages: int = 3) -> HeadChecks:
+        """Every app's check runs of the commit and its combined status's statuses (the
+        latest per context), newest first, at most ``max_pages`` pages of 100 each.
+        GithubException when GitHub refuses."""
+        base = f"/repos/{full_name}/commits/{quote(sha, safe='')}"
+        runs, runs_cut = self._pages(f"{base}/check-runs", "check_runs", max_pages)
+        statuses, statuses_cut = self._pages(f"{base}/status", "statuses", max_pages)
+        return HeadChecks(tuple(runs), tuple(statuses), runs_cut or statuses_cut)
+
+    def _pages(self, url: str, key: str, max_pages: int) -> tuple[list[dict], bool]:
+        """The ``key`` lists of up to ``max_pages`` pages, and whether more were left."""
+        found: list[dict] = []
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        next_url: str | None = url
+        pages = 0
+        while next_url is not None and pages < max_pages:
+            headers, data = self.gh.requester.requestJsonAndCheck(
+                "GET", next_url, parameters=params
+            )
+            params = None  # the next link carries every parameter
+            pages += 1
+            items = data.get(key) if isinstance(data, dict) else None
+            found += [item for item in items or [] if isinstance(item, dict)]
+            next_url = _next_link(_header(headers, "Link"))
+        return found, next_url is not None
+
     def create_comment(self, full_name: str, number: int, body: str) -> int:
         return self._repo(full_name).get_issue(number).create_comment(body).id
 
@@ -366,6 +410,7 @@ class InstallationClient:
 __all__ = [
     "CHECK_RUN_NAME",
     "GitHubApp",
+    "HeadChecks",
     "HookPage",
     "InstallationClient",
     "PullInfo",

@@ -155,6 +155,16 @@ class ApprovalRules(_Strict):
         return self.author_after_review or bool(self.author_labels)
 
 
+class RepositoryChecksRules(_Strict):
+    """Which of other apps' check runs and commit statuses of a head name a smoke step."""
+
+    # A check run's name or a status's context names a step when it is one of these filled
+    # in: {key} the step key, {label} its label, {slug} the label lower-cased with each run
+    # of other characters one "-" (vLLM: buildkite/ci/pr/{key}, buildkite/ci/pr/{slug}).
+    # Empty: none are read.
+    names: list[str] = Field(default_factory=lambda: ["{key}", "{label}"], max_length=20)
+
+
 class JobsRules(CheckRules):
     steps: StepFileRules | None = None
     hardware: HardwareRules = Field(default_factory=HardwareRules)
@@ -162,6 +172,7 @@ class JobsRules(CheckRules):
     jobs: list[RuleJobRules] = Field(default_factory=list)
     benchmark: BenchmarkRules = Field(default_factory=BenchmarkRules)
     ci_signal: CiSignalRules = Field(default_factory=CiSignalRules)
+    repository_checks: RepositoryChecksRules = Field(default_factory=RepositoryChecksRules)
     # Labels that approve the PR's current head for GPU jobs when someone with write access
     # adds them (like the approval command; a push needs the label added again).
     approval_labels: list[str] = Field(default_factory=list)

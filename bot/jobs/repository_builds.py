@@ -57,7 +57,8 @@ class SeenStep:
     build: int | None
     url: str
     ran: bool  # ran, runs or is scheduled: prbot sends no second build of it
-    source: str = SOURCE
+    source: str = SOURCE  # repository (its Buildkite builds), check_run or status (GitHub's)
+    context: str = ""  # the check run's name or the status's context that named the step
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,6 +109,8 @@ def from_json(data: Mapping[str, Any]) -> dict[str, SeenStep]:
                 build if isinstance(build, int) else None,
                 str(value.get("url") or ""),
                 bool(value.get("ran")),
+                str(value.get("source") or SOURCE),
+                str(value.get("context") or ""),
             )
     return found
 

@@ -385,6 +385,25 @@ def save_full_report(
         )
 
 
+def heads_with_report(
+    engine: sa.Engine, head_sha: str, *, repo: str | None = None, limit: int = 10
+) -> list[tuple[str, int]]:
+    """``(repo, number)`` of each PR prbot kept a report for at that head, in ``repo`` or
+    any repository (a Buildkite build names its commit only); a commit is rarely the head
+    of more than one."""
+    where = ci_reports.c.head_sha == head_sha
+    if repo is not None:
+        where = sa.and_(ci_reports.c.repo == repo, where)
+    with reading(engine) as connection:
+        rows = connection.execute(
+            sa.select(ci_reports.c.repo, ci_reports.c.number)
+            .where(where)
+            .order_by(ci_reports.c.repo, ci_reports.c.number)
+            .limit(limit)
+        )
+        return [(str(found), int(number)) for found, number in rows]
+
+
 def report_first_kept(engine: sa.Engine, repo: str, number: int, head_sha: str) -> datetime | None:
     """When prbot first kept a report for that head (None: never)."""
     with reading(engine) as connection:

@@ -37,6 +37,7 @@ from bot.testing.bare_repo import BareRepo
 from bot.testing.payloads import Shapes
 from bot.testing.server_app import ServerApp
 from bot.testing.state import (
+    CheckRun,
     Comment,
     FakeRepo,
     IdSource,
@@ -45,6 +46,7 @@ from bot.testing.state import (
     Token,
     now_iso,
 )
+from bot.testing.statuses_api import add_status
 from bot.testing.traffic import Call, Hold, Traffic
 
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
@@ -357,6 +359,55 @@ class FakeGitHub:
             }
             pr.reviews.append(review)
 
+    def add_status(
+        self,
+        full_name: str,
+        sha: str,
+        context: str,
+        state: str,
+        *,
+        target_url: str | None = None,
+        description: str | None = None,
+    ) -> dict:
+        """A commit status another app posted (POST …/statuses/{sha} does the same)."""
+        with self.lock:
+            return add_status(
+                self._repo(full_name),
+                sha,
+                context,
+                state,
+                target_url=target_url,
+                description=description,
+            )
+
+    def add_foreign_check_run(
+        self,
+        full_name: str,
+        sha: str,
+        name: str,
+        *,
+        status: str = "completed",
+        conclusion: str | None = "success",
+        app_slug: str = "other-ci",
+        details_url: str | None = None,
+    ) -> int:
+        """A check run another GitHub App made on the commit."""
+        with self.lock:
+            repo = self._repo(full_name)
+            run_id = self.ids()
+            app = {**self.shapes.app(), "id": 9_000 + len(app_slug), "slug": app_slug}
+            app["name"] = app_slug
+            repo.check_runs[run_id] = CheckRun(
+                run_id,
+                name,
+                sha,
+                status=status,
+                conclusion=conclusion if status == "completed" else None,
+                details_url=details_url,
+                app=app,
+            )
+            return run_id
+
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         if permission not in ROLES:
             raise ValueError(f"permission must be one of {', '.join(ROLES)}")
@@ -434,6 +485,11 @@ class FakeGitHub:
             if stored is None:
                 raise ValueError(f"no comment {comment['id']} in {full_name}")
             return webhooks.issue_comment_event(self.shapes, repo, pr, stored, action)
+
+    def status_event(self, full_name: str, status: dict) -> dict:
+        """The `status` delivery GitHub sends for a status ``add_status`` returned."""
+        with self.lock:
+            return webhooks.status_event(self.shapes, self._repo(full_name), status)
 
     def check_run_event(
         self,

@@ -172,9 +172,9 @@ class IssueHandlers:
         if "status" in req.query:
             runs = [r for r in runs if r.status == req.query["status"]]
         if req.query.get("filter", "latest") == "latest":
-            # "latest" keeps only the most recent run of each name (this server has one app).
-            newest = {r.name: r for r in runs}
-            runs = [r for r in runs if newest[r.name] is r]
+            # "latest" keeps only the most recent run of each name, per app.
+            newest = {(r.name, (r.app or {}).get("id")): r for r in runs}
+            runs = [r for r in runs if newest[(r.name, (r.app or {}).get("id"))] is r]
         runs.reverse()  # newest first, as GitHub lists them
         page = self.api.page(req, [self.gh.shapes.check_run(repo, r) for r in runs])
         page.body = {"total_count": len(runs), "check_runs": page.body}

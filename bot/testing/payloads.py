@@ -269,7 +269,7 @@ class Shapes(AccountShapes):
             "name": run.name,
             "actions": [dict(a) for a in run.actions],
             "check_suite": {"id": run.id + 500_000_000},
-            "app": self.app(),
+            "app": run.app or self.app(),
             "pull_requests": pulls,
         }
 

@@ -20,6 +20,7 @@ from bot.testing.rest_core import (
     paginate,
 )
 from bot.testing.state import FakeRepo, PullRequest
+from bot.testing.statuses_api import register_status_routes
 from bot.testing.teams_api import register_team_routes
 
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
@@ -57,10 +58,11 @@ class RestApi:
         add("GET", rf"{REPO}/pulls/(?P<number>\d+)/reviews", self.list_pull_reviews)
         add("GET", rf"{REPO}/issues/(?P<number>\d+)", self.get_issue)
         # A ref may hold slashes; the lookahead leaves ".../check-runs" to its own route.
-        add("GET", f"{REPO}/commits/(?P<ref>(?:(?!/check-runs$).)+)", self.get_commit)
+        add("GET", f"{REPO}/commits/(?P<ref>(?:(?!/check-runs$|/status$).)+)", self.get_commit)
         add("GET", f"{REPO}/collaborators/(?P<user>[^/]+)/permission", self.get_permission)
         add("POST", "/graphql", self.graphql)
         register_issue_routes(self, REPO)
+        register_status_routes(self, REPO)
         register_app_hook_routes(self)
         # GitHub Actions (the jobs' second engine): gh.actions holds its runs for tests.
         gh.actions = register_actions_routes(self, REPO)

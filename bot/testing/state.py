@@ -99,6 +99,7 @@ class CheckRun:
     annotations: list[dict[str, Any]] = field(default_factory=list)
     actions: list[dict[str, str]] = field(default_factory=list)  # requested-action buttons
     history: list[str] = field(default_factory=list)  # each status it was set to, in order
+    app: dict[str, Any] | None = None  # the app that made it; None: the App under test
 
 
 @dataclass
@@ -118,6 +119,7 @@ class FakeRepo:
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     pushes: list[tuple[str, str, str]] = field(default_factory=list)  # (branch, old, new)
+    statuses: list[dict[str, Any]] = field(default_factory=list)  # commit statuses, oldest first
     # Branch protection's required approving reviews (0: none, GraphQL's reviewDecision null).
     required_reviews: int = 0
     _diff_cache: dict[tuple[str, str], list[DiffEntry]] = field(default_factory=dict)

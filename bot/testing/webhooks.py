@@ -137,6 +137,30 @@ def check_run_event(
     return payload
 
 
+def status_event(shapes: Shapes, repo: FakeRepo, status: dict[str, Any]) -> dict[str, Any]:
+    """A `status` delivery (no action): one commit status another app posted."""
+    return {
+        "id": status["id"],
+        "sha": status["sha"],
+        "name": repo.full_name,
+        "target_url": status.get("target_url"),
+        "avatar_url": None,
+        "context": status["context"],
+        "description": status.get("description"),
+        "state": status["state"],
+        "commit": {
+            "sha": status["sha"],
+            "url": f"{shapes.base}/repos/{repo.full_name}/commits/" + status["sha"],
+        },
+        "branches": [],
+        "created_at": status["created_at"],
+        "updated_at": status["created_at"],
+        "repository": shapes.repository(repo),
+        "installation": _installation_ref(repo.installation_id),
+        "sender": shapes.user("buildkite[bot]"),
+    }
+
+
 def check_suite_event(
     shapes: Shapes, repo: FakeRepo, run: CheckRun, action: str, sender: str
 ) -> dict[str, Any]:

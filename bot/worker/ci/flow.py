@@ -28,6 +28,7 @@ from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
+from bot.jobs.repository_builds import SeenStep
 from bot.jobs.repository_builds import from_json as repository_from_json
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.local.git import GitError, run_git
@@ -38,7 +39,7 @@ from bot.store import jobs as store
 from bot.store import state
 from bot.store.queue import Queue
 from bot.worker.ci.dispatch import Outcome, PullContext, execute
-from bot.worker.ci.observed import observe_repository_builds
+from bot.worker.ci.observed import observe_github_checks, observe_repository_builds
 from bot.worker.ci.stored_report import (
     jobs_section,
     report_from_json,
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 
 TRUSTED_LEVELS = ("write", "maintain", "admin")
 DISPATCH_JOB = "jobs_dispatch"
+REFRESH_JOB = "jobs_refresh"
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ def report_context(
         "mode": dispatch_mode(job.get("reason")),
         "benchmark": rules.benchmark.model_dump(),
         "ci_signal": rules.ci_signal.model_dump(),
+        "repository_checks": rules.repository_checks.model_dump(),
         "trusted_teams": list(rules.trusted_teams),
         "features": list(ruleset.features.on()),
     }
@@ -138,6 +141,86 @@ def features_of(context: Mapping[str, Any]) -> frozenset[str]:
     if "features" not in context:
         return frozenset({"dispatch", "actions", "autofix"})
     return frozenset(str(f) for f in context.get("features") or [])
+
+
+def _observe_and_keep(
+    services: Services,
+    repo: str,
+    number: int,
+    head_sha: str,
+    report_json: dict[str, Any],
+    context: dict[str, Any],
+    wanted: list[WantedJob],
+) -> dict[str, SeenStep]:
+    seen, notes = observe_repository_builds(services.db, services.engines, repo, head_sha, wanted)
+    if services.client is not None:
+        # Other apps' check runs and statuses, for the smoke steps the builds did not show.
+        checks, more = observe_github_checks(
+            services.client,
+            repo,
+            head_sha,
+            [w for w in wanted if w.step_key not in seen],
+            (context.get("repository_checks") or {}).get("names", ["{key}", "{label}"]),
+            own_app_id=services.settings.app_id,
+            bot_login=services.bot_login,
+        )
+        seen.update(checks)
+        notes += more
+    store.save_full_report(
+        services.db,
+        repo,
+        number,
+        head_sha,
+        report_json,
+        {
+            **context,
+            "repository_builds": {k: v.to_json() for k, v in seen.items()},
+            "repository_notes": notes,
+        },
+    )
+    return seen
+
+
+def queue_refresh(
+    queue: Queue, repo: str, head_sha: str, installation_id: Any, *, delay_seconds: float = 2
+) -> int:
+    """Queue a redraw of a head's smoke steps from the repository's own CI (coalesced per
+    head: a build posting a status per job is one redraw, a little after the burst)."""
+    payload = {"repo": repo, "head_sha": head_sha, "installation_id": installation_id}
+    key = f"{REFRESH_JOB}:{repo}@{head_sha}"
+    return queue.enqueue(REFRESH_JOB, payload, dedupe_key=key, delay_seconds=delay_seconds)
+
+
+def queue_refresh_for_build(db: sa.Engine, queue: Queue, build: Mapping[str, Any]) -> int:
+    """Queue a redraw of each reported head a Buildkite build prbot did not make is of (the
+    build names its commit, not its repository); how many were queued."""
+    commit = build.get("commit")
+    if not isinstance(commit, str) or len(commit) != 40:
+        return 0
+    commit = commit.lower()
+    heads = store.heads_with_report(db, commit)
+    for repo, number in heads:
+        kept = store.load_full_report(db, repo, number, commit)
+        queue_refresh(queue, repo, commit, (kept[1] if kept else {}).get("installation_id"))
+    return len(heads)
+
+
+def refresh_head(services: Services, repo: str, number: int, head_sha: str) -> bool:
+    """The kept report of a head with its smoke steps read again from the repository's own
+    CI, re-rendered and republished; nothing is dispatched. False when there is nothing to
+    redraw (no kept report, no smoke step)."""
+    loaded = store.load_full_report(services.db, repo, number, head_sha)
+    if loaded is None:
+        return False
+    report_json, context = loaded
+    section = jobs_section(report_from_json(report_json))
+    findings = section.findings if section is not None else []
+    wanted = [WantedJob.from_finding(f) for f in findings if f.get("kind") == GPU_SMOKE]
+    if not any(w.step_key for w in wanted):
+        return False
+    _observe_and_keep(services, repo, number, head_sha, report_json, context, wanted)
+    republish(services, repo, number, head_sha)
+    return True
 
 
 def keep_report(db: sa.Engine, report: Report, context: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -250,19 +333,7 @@ def dispatch_head(
     wanted = [w for w in wanted if w.engine not in FEATURES or w.engine in features]
     # The repository's own builds first: what they ran or scheduled is reported from them
     # and never built a second time.
-    seen, notes = observe_repository_builds(services.db, services.engines, repo, head_sha, wanted)
-    store.save_full_report(
-        services.db,
-        repo,
-        number,
-        head_sha,
-        report_json,
-        {
-            **context,
-            "repository_builds": {k: v.to_json() for k, v in seen.items()},
-            "repository_notes": notes,
-        },
-    )
+    seen = _observe_and_keep(services, repo, number, head_sha, report_json, context, wanted)
     covered = {key for key, step in seen.items() if step.ran}
     wanted = [w for w in wanted if not (w.kind == GPU_SMOKE and w.step_key in covered)]
     if not dispatching:

@@ -22,7 +22,7 @@ from bot.worker.ci.build_news import (
     records_for_news,
     take_build_news,
 )
-from bot.worker.ci.flow import services_for
+from bot.worker.ci.flow import queue_refresh_for_build, services_for
 from bot.worker.handlers.context import HandlerContext
 from bot.worker.handlers.registry import Event, on_event
 
@@ -40,7 +40,9 @@ def on_buildkite(ctx: HandlerContext, event: Event) -> None:
     dispatch_key = meta.get(DISPATCH_META) if isinstance(meta.get(DISPATCH_META), str) else None
     records, waiting = records_for_news(ctx.engine, ENGINE, build["id"], dispatch_key)
     if not records:
-        return  # not a build prbot made
+        # Not a build prbot made: the repository's own, whose steps a report may show.
+        queue_refresh_for_build(ctx.engine, ctx.queue, build)
+        return
     services = services_for(ctx, installation_of(ctx.engine, records[0]))
     number = build.get("number")
     ref = BuildRef(

@@ -1,0 +1,126 @@
+"""The repository's own CI as GitHub shows it: other apps' check runs and commit statuses of
+a head, read as the states of the selected smoke steps they name. Pure: GitHub's REST shapes
+in (``GET …/commits/{sha}/check-runs``' ``check_runs``, ``GET …/commits/{sha}/status``'
+``statuses``), one :class:`SeenStep` per step key out.
+
+A check run or status names a step when its name (a check run's) or context (a status's) is
+one of the rules' templates filled in for that step (``checks.jobs.repository_checks.names``):
+``{key}`` the step key, ``{label}`` its label, ``{slug}`` the label as Buildkite spells it in
+a status context (lower case, each run of other characters one ``-``). vLLM's Buildkite posts
+one commit status per job, ``buildkite/ci/pr/<key or label slug>``, beside
+``buildkite/ci/pr`` for the whole build. prbot's own check run is never counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.jobs.repository_builds import SeenStep
+
+CHECK_RUN, STATUS = "check_run", "status"
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+# GitHub check run (status, conclusion) -> the word the jobs section draws, and whether the
+# step ran, runs or will run (prbot sends no second build of it).
+_RUNNING = {"queued": "scheduled", "requested": "scheduled", "waiting": "waiting",
+            "pending": "scheduled", "in_progress": "running"}  # fmt: skip
+_CONCLUDED = {
+    "success": ("passed", True),
+    "neutral": ("passed", True),
+    "failure": ("failed", True),
+    "timed_out": ("timed_out", True),
+    "cancelled": ("canceled", False),
+    "skipped": ("skipped", False),
+    "stale": ("expired", False),
+    "action_required": ("blocked", False),
+    "startup_failure": ("broken", False),
+}
+# A commit status: pending covers scheduled and running alike; error is a job that ran and
+# could not finish (an agent lost), which GitHub shows as failed.
+_STATUS = {"pending": ("pending", True), "success": ("passed", True),
+           "failure": ("failed", True), "error": ("failed", True)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StepName:
+    key: str
+    label: str
+
+
+def label_slug(label: str) -> str:
+    """A step label as a Buildkite status context spells it: ``(B200) V1 Attention`` ->
+    ``b200-v1-attention``."""
+    return _NOT_ALNUM.sub("-", label.lower()).strip("-")
+
+
+def names_for(step: StepName, templates: Iterable[str]) -> set[str]:
+    """The check run names and status contexts that name ``step``."""
+    fields = {"key": step.key, "label": step.label, "slug": label_slug(step.label)}
+    found = set()
+    for template in templates:
+        try:
+            found.add(template.format_map(fields))
+        except (KeyError, ValueError, IndexError):
+            continue  # a template naming no field prbot knows names nothing
+    return found
+
+
+def _check_run_state(run: Mapping[str, Any]) -> tuple[str, bool] | None:
+    status = run.get("status")
+    if status == "completed":
+        return _CONCLUDED.get(str(run.get("conclusion")))
+    word = _RUNNING.get(str(status))
+    return (word, True) if word else None
+
+
+def _is_own(run: Mapping[str, Any], own_app_id: int | None, own_slug: str | None) -> bool:
+    app = run.get("app")
+    if not isinstance(app, Mapping):
+        return False
+    return (own_app_id is not None and app.get("id") == own_app_id) or (
+        own_slug is not None and app.get("slug") == own_slug
+    )
+
+
+def steps_in_checks(
+    check_runs: Sequence[Mapping[str, Any]],
+    statuses: Sequence[Mapping[str, Any]],
+    steps: Iterable[StepName],
+    templates: Iterable[str],
+    *,
+    own_app_id: int | None,
+    own_slug: str | None,
+) -> dict[str, SeenStep]:
+    """For each step some check run or status names, the newest that ran or is scheduled,
+    else the newest that will not run (both lists newest first, as GitHub gives them)."""
+    by_name: dict[str, str] = {}
+    for step in steps:
+        for name in names_for(step, templates):
+            by_name.setdefault(name, step.key)
+    seen: dict[str, SeenStep] = {}
+
+    def keep(key: str, state: str, ran: bool, url: str, context: str, source: str) -> None:
+        earlier = seen.get(key)
+        if earlier is not None and (earlier.ran or not ran):
+            return
+        seen[key] = SeenStep(key, state, None, url, ran, source, context)
+
+    for run in check_runs:
+        if not isinstance(run, Mapping) or _is_own(run, own_app_id, own_slug):
+            continue
+        key = by_name.get(str(run.get("name")))
+        state = _check_run_state(run) if key else None
+        if key and state:
+            url = str(run.get("details_url") or run.get("html_url") or "")
+            keep(key, state[0], state[1], url, str(run["name"]), CHECK_RUN)
+    for status in statuses:
+        if not isinstance(status, Mapping):
+            continue
+        key = by_name.get(str(status.get("context")))
+        state = _STATUS.get(str(status.get("state"))) if key else None
+        if key and state:
+            url = str(status.get("target_url") or "")
+            keep(key, state[0], state[1], url, str(status["context"]), STATUS)
+    return seen

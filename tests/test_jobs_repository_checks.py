@@ -1,0 +1,81 @@
+"""Other apps' check runs and commit statuses of a head, read as smoke-step states (pure)."""
+
+from __future__ import annotations
+
+from bot.jobs.repository_checks import StepName, label_slug, names_for, steps_in_checks
+
+VLLM = ["buildkite/ci/pr/{key}", "buildkite/ci/pr/{slug}"]
+SMOKE = StepName("v1-attention-b200", "(B200) V1 Attention")
+OTHER = StepName("kernels-b200", "Kernels + MoE (B200)")
+
+
+def status(context: str, state: str, url: str = "https://buildkite.com/vllm/ci/builds/7#j") -> dict:
+    return {"context": context, "state": state, "target_url": url}
+
+
+def run(name: str, status: str = "completed", conclusion: str | None = "success", app=7) -> dict:
+    return {
+        "name": name,
+        "status": status,
+        "conclusion": conclusion,
+        "details_url": f"https://ci.example/{name}",
+        "app": {"id": app, "slug": f"app-{app}"},
+    }
+
+
+def seen(check_runs=(), statuses=(), names=VLLM, steps=(SMOKE, OTHER)) -> dict:
+    found = steps_in_checks(
+        list(check_runs), list(statuses), steps, names, own_app_id=1, own_slug="prbot"
+    )
+    return {key: (s.state, s.ran, s.source, s.context) for key, s in found.items()}
+
+
+def test_a_label_is_slugged_as_buildkite_writes_a_status_context():
+    assert label_slug("(B200) V1 Attention") == "b200-v1-attention"
+    assert label_slug("Kernels + MoE (B200)") == "kernels-moe-b200"
+    assert names_for(SMOKE, VLLM) == {
+        "buildkite/ci/pr/v1-attention-b200",
+        "buildkite/ci/pr/b200-v1-attention",
+    }
+    assert names_for(SMOKE, ["{unknown}", "{0}", "{key"]) == set()
+
+
+def test_vllms_statuses_name_steps_by_key_or_label_and_the_build_status_names_none():
+    statuses = [
+        status("buildkite/ci/pr", "pending"),  # the whole build
+        status("buildkite/ci/pr/kernels-moe-b200", "failure"),
+        status("buildkite/ci/pr/v1-attention-b200", "success"),
+        status("buildkite/ci/pr/entrypoints", "failure"),  # a step nobody selected
+    ]
+    assert seen(statuses=statuses) == {
+        "v1-attention-b200": ("passed", True, "status", "buildkite/ci/pr/v1-attention-b200"),
+        "kernels-b200": ("failed", True, "status", "buildkite/ci/pr/kernels-moe-b200"),
+    }
+    assert seen(statuses=[status("buildkite/ci/pr/b200-v1-attention", "pending")]) == {
+        "v1-attention-b200": ("pending", True, "status", "buildkite/ci/pr/b200-v1-attention")
+    }
+
+
+def test_check_runs_map_to_the_ci_words_and_prbots_own_never_counts():
+    runs = [
+        run("v1-attention-b200", "in_progress", None),
+        run("kernels-b200", conclusion="cancelled"),
+        run("(B200) V1 Attention", app=1),  # prbot's own App: never the repository's CI
+    ]
+    assert seen(runs, names=["{key}", "{label}"]) == {
+        "v1-attention-b200": ("running", True, "check_run", "v1-attention-b200"),
+        "kernels-b200": ("canceled", False, "check_run", "kernels-b200"),
+    }
+    mine = dict(run("v1-attention-b200"), app={"id": 99, "slug": "prbot"})
+    assert seen([mine], names=["{key}"]) == {}
+
+
+def test_the_newest_that_ran_wins_over_one_that_will_not_run():
+    runs = [run("v1-attention-b200", conclusion="skipped"), run("v1-attention-b200", "queued")]
+    assert seen(runs, names=["{key}"])["v1-attention-b200"][:2] == ("scheduled", True)
+
+
+def test_bad_entries_and_unknown_states_are_dropped():
+    statuses = [None, {"context": "buildkite/ci/pr/v1-attention-b200", "state": "weird"}, 3]
+    runs = [run("v1-attention-b200", "completed", "nonsense"), {"name": None}, "x"]
+    assert seen(runs, statuses, names=VLLM + ["{key}"]) == {}
