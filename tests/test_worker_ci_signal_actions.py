@@ -10,7 +10,9 @@ import pytest
 from github import Auth, Github
 
 from bot.engines.actions import RUN_JOBS, ActionsEngine
-from bot.engines.base import BuildRequest
+from bot.engines.base import BuildRef, BuildRequest
+from bot.jobs.ci_history import read_history
+from bot.jobs.ci_signal import classify_build
 from bot.store import jobs as store
 from bot.worker.ci.results import refresh_build
 from bot.worker.ci.signal import HistoryCache, classify_failures
@@ -208,3 +210,29 @@ def test_a_failure_in_a_run_still_going_waits_for_the_run_before_its_rerun(engin
     # The run completes: the failure is re-run now.
     news(engine, actions, 5, run_id, {"healthy": "failure", "flips": "success"}, cache)
     assert actions.actions.reruns == [run_id]
+
+
+def test_a_runs_jobs_past_the_first_page_are_read(actions) -> None:
+    """105 jobs a run: the step GitHub lists on page 2 is main's broken one, seen as such
+    (one page would have found no run of it: unknown), and the head run's too."""
+    wide = {f"job-{i:03d}": "P" * 6 for i in range(104)}
+    wide["job-104"] = "FFFPPP"
+    actions.create_repo("acme/wide", installation_id=7, files={"a.py": "x = 1\n"})
+    actions.actions.seed_history("acme/wide", wide)
+    run_id = actions.actions.add_run(
+        "acme/wide",
+        head_sha="d" * 40,
+        title=f"prbot {KEY}",
+        event="workflow_dispatch",
+        workflow=WORKFLOW,
+    )
+    actions.actions.finish(
+        run_id, "failure", jobs={**dict.fromkeys(wide, "success"), "job-104": "failure"}
+    )
+    gh = engine_for(actions)
+    head = gh.head_build(BuildRef("actions", f"acme/wide:{run_id}", None, ""))
+    listed = gh.branch_builds("acme/wide", "main", limit=50)
+    past = read_history(listed.builds, "main")
+    [result] = classify_build(head, past)
+    assert (result.name, result.classification) == ("job-104", "broken_trunk")
+    assert len(head["jobs"]) == 105 and listed.stopped is None

@@ -58,6 +58,7 @@ ENV_INPUTS = {
 }
 MAX_ZIP_MEMBERS = 200
 PER_PAGE = 100  # GitHub's largest page
+MAX_JOB_PAGES = 5  # a run's jobs, every attempt: a wide matrix re-run once fits
 # A completed run attempt's jobs never change: kept across history reads (per process), so a
 # warm read lists the runs and asks only for the jobs of runs it has not seen.
 MAX_KEPT_RUN_JOBS = 4000
@@ -243,10 +244,20 @@ class ActionsEngine:
         return f"actions:{self._api.scheme}://{self._api.netloc}:{self.workflow}"
 
     def _all_jobs(self, repo: str, run_id: int | str) -> list:
-        """Every attempt's jobs of one run (``filter=all``), one page of 100."""
-        data = self._json(repo, f"/actions/runs/{run_id}/jobs?filter=all&per_page={PER_PAGE}")
-        jobs = data.get("jobs")
-        return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+        """Every attempt's jobs of one run (``filter=all``), in pages of 100; a run with more
+        than ``MAX_JOB_PAGES`` pages is an EngineError (a step missing from a run could turn
+        a broken step's latest failures into passes)."""
+        jobs: list = []
+        for page in range(1, MAX_JOB_PAGES + 1):
+            data = self._json(
+                repo, f"/actions/runs/{run_id}/jobs?filter=all&per_page={PER_PAGE}&page={page}"
+            )
+            listed = data.get("jobs")
+            listed = listed if isinstance(listed, list) else []
+            jobs.extend(job for job in listed if isinstance(job, dict))
+            if len(listed) < PER_PAGE:
+                return jobs
+        raise EngineError(f"run {run_id} has more than {MAX_JOB_PAGES * PER_PAGE} jobs")
 
     def head_build(self, build: BuildRef) -> dict[str, Any]:
         """prbot's run with every attempt of its jobs (one call); dispatched on the base
