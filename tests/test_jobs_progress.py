@@ -235,3 +235,20 @@ def test_each_job_is_one_list_item_with_its_reason_not_a_wide_table() -> None:
     status, reason = item.split("<br>", 1)
     assert status.startswith("🔵 selected <strong>MLA decode benchmark</strong>")
     assert "tokenspeed_mla.py changed; backends TOKENSPEED_MLA" in reason
+
+
+def test_the_chart_names_the_backend_once_lays_labels_out_apart_and_starts_at_zero() -> None:
+    # On main each of 18 batch specs was labelled "FLASHINFER_MLA 16q1s512" side by side under
+    # vertical bars (they overlapped at 780 px, checked in Chromium with mermaid by
+    # benchmarks/comment_rendering.py), and the ratio axis started at 0.9.
+    specs = ["16q1s512", "16q1s1k", "32q1s8k", "64q1s4k", "128q1s8k", "32q1s32k"] * 3
+    comparisons = [{"config": f"FLASHINFER_MLA {s}", "ratio": 0.97} for s in specs]
+    chart = mermaid_chart("MLA decode benchmark", comparisons).splitlines()
+    assert chart[0] == "xychart-beta horizontal"
+    assert chart[1] == '    title "MLA decode benchmark, FLASHINFER_MLA: head time / base time"'
+    assert chart[2].startswith('    x-axis ["16q1s512", "16q1s1k",')
+    assert "FLASHINFER_MLA" not in chart[2]
+    assert chart[3] == '    y-axis "head time / base time (1 = unchanged)" 0 --> 1.1'
+    # Labels with no shared first word are kept whole.
+    mixed = mermaid_chart("x", [{"config": "A 1", "ratio": 1.5}, {"config": "B 1", "ratio": 1}])
+    assert '["A 1", "B 1"]' in mixed and "0 --> 1.5" in mixed
