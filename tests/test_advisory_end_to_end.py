@@ -453,3 +453,33 @@ def test_buildkite_news_of_the_repositorys_own_build_redraws_the_steps(advisory)
     wait_for(advisory.idle, what="idle")
     assert f"repository's build #{own}: [❌ failed]" in comment(advisory, number)
     assert bk.count_calls("POST", "/builds") == 0
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_github_refusing_the_checks_is_one_line_in_the_jobs_section(advisory, status) -> None:
+    # 401 and 403 as GitHub answers a token without checks/statuses read; 404, a head gone.
+    advisory.github.inject("GET", r".*/commits/[0-9a-f]+/(check-runs|status)$", status=status)
+    number, _ = open_pr(advisory)
+    wait_for(
+        lambda: "statuses of this head were not read" in comment(advisory, number), what="note"
+    )
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    [line] = [ln for ln in body.splitlines() if "statuses of this head were not read" in ln]
+    assert f"GitHub answered {status}" in line
+    assert "GPU jobs" in body and "Changed files" in body
+
+
+def test_ten_thousand_statuses_of_a_head_are_read_to_the_bound(advisory) -> None:
+    def flood(head: str) -> None:
+        for n in range(10_000):
+            advisory.github.add_status(REPO, head, f"buildkite/ci/pr/shard-{n}", "success")
+        advisory.github.add_status(REPO, head, f"buildkite/ci/pr/{SMOKE}", "success")
+
+    number, _ = open_pr(advisory, before=flood)
+    wait_for(lambda: "the newest 500 of each were read" in comment(advisory, number), what="note")
+    wait_for(advisory.idle, what="idle")
+    body = comment(advisory, number)
+    # The newest status comes first, so the bound still finds it.
+    assert f"repository's `buildkite/ci/pr/{SMOKE}`: ✅ passed" in body
+    assert advisory.github.count_calls("GET", f"/repos/{REPO}/commits/") >= 5
