@@ -130,6 +130,11 @@ def test_a_next_link_to_another_host_is_not_followed() -> None:
     with pytest.raises(EngineError, match="points elsewhere"):
         client.builds_for_commit(HEAD)
     assert not evil.called
+    # A history read (partial) keeps what came before and says where it stopped.
+    listed = client.builds_for_branch("main", max_pages=3, partial=True)
+    assert [b["number"] for b in listed.builds] == [1] and listed.cut
+    assert listed.stopped == "page 2: Buildkite's next-page link points elsewhere; not followed"
+    assert not evil.called
 
 
 @respx.mock

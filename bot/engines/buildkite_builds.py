@@ -162,7 +162,10 @@ class BuildkiteBuilds:
             pages += 1
             builds.extend(page)
             if url is not None and not self._same_endpoint(url):
-                raise EngineError("Buildkite's next-page link points elsewhere; not followed")
+                elsewhere = "Buildkite's next-page link points elsewhere; not followed"
+                if not partial:
+                    raise EngineError(elsewhere)
+                return BuildList(tuple(builds), True, pages, f"page {pages + 1}: {elsewhere}")
         return BuildList(tuple(builds), url is not None, pages)
 
     def builds_for_commit(self, commit: str, *, max_pages: int = DEFAULT_MAX_PAGES) -> BuildList:

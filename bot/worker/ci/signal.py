@@ -35,7 +35,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bot.engines.base import BuildRef, Engine, EngineError
+from bot.engines.base import BuildList, BuildRef, Engine, EngineError
 from bot.jobs.ci_history import RUNNING_STATES, History, read_history, step_identity
 from bot.jobs.ci_signal import NEW, UNKNOWN, Classified, SignalRules, classify_build
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
@@ -73,7 +73,11 @@ class HistoryCache:
             kept = self._kept.get(key)
         if kept is not None and now - kept.fetched_at < self.ttl:
             return kept.history
-        listed = engine.branch_builds(repo, branch, limit=limit)
+        try:
+            listed = engine.branch_builds(repo, branch, limit=limit)
+        except EngineError as exc:
+            # Read as one that stopped at once: every failure unknown with why, never a crash.
+            listed = BuildList((), True, 0, str(exc))
         history = read_history(
             listed.builds,
             branch,
