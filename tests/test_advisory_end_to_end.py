@@ -10,6 +10,7 @@ import pytest
 
 from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
 from bot.report.render import MARKER
+from bot.store.queue import Queue
 
 REPO = "acme/vllm-lite"
 STEPS = """
@@ -483,3 +484,24 @@ def test_ten_thousand_statuses_of_a_head_are_read_to_the_bound(advisory) -> None
     # The newest status comes first, so the bound still finds it.
     assert f"repository's `buildkite/ci/pr/{SMOKE}`: ✅ passed" in body
     assert advisory.github.count_calls("GET", f"/repos/{REPO}/commits/") >= 5
+
+
+def refreshes(stack) -> list:
+    return [j for j in Queue(stack.service.engine).jobs(limit=1000) if j.kind == "jobs_refresh"]
+
+
+def test_prbots_own_check_run_is_no_news(advisory) -> None:
+    gh = advisory.github
+    number, head = open_pr(advisory)
+    wait_for(lambda: "GPU jobs" in comment(advisory, number), what="the report")
+    wait_for(advisory.idle, what="idle")
+    # prbot's own run completing (its redraw does that) would otherwise redraw again, forever.
+    [mine] = gh.check_runs(REPO, head)
+    advisory.deliver("check_run", gh.check_run_event(REPO, mine["id"], "completed"))
+    wait_for(advisory.idle, what="idle")
+    assert refreshes(advisory) == []
+    # Another app's status of the same head is.
+    status = gh.add_status(REPO, head, f"buildkite/ci/pr/{SMOKE}", "pending")
+    advisory.deliver("status", gh.status_event(REPO, status))
+    wait_for(lambda: "buildkite/ci/pr/" in comment(advisory, number), what="the redraw")
+    assert len(refreshes(advisory)) == 1
