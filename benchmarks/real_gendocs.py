@@ -18,12 +18,18 @@ Per consecutive pair (``vllm_releases.pair(a, b)``: branches ``base`` and ``head
 generated_docs check on the PR ``base..head``, once as a trusted author (the head's
 generator runs) and once as an untrusted one (the base's generator runs on the head tree).
 
+``--loss BASE HEAD`` runs the generated_docs check (trusted) on that one pair and rewrites only
+the page's information-loss section: each row whose changed cells all went to the generator's
+defaults, the warning prbot raised for it, and what the class it names declares itself at
+HEAD (read with ``ast``). A full run keeps that section as it was.
+
 Nothing from the trees is written into this repository; copies live in temp dirs.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import json
 import os
@@ -44,6 +50,7 @@ from bot.core.snapshot import DirTree, snapshot_from_checkout  # noqa: E402
 from bot.gendocs.config import GeneratedDocsRules  # noqa: E402
 from bot.gendocs.doc_check import check_doc  # noqa: E402
 from bot.gendocs.generator import STAND_IN  # noqa: E402
+from bot.jobs.backends import registered_backends  # noqa: E402
 from bot.local.sandbox import SandboxRunner  # noqa: E402
 from bot.report import rules  # noqa: E402
 
@@ -312,19 +319,114 @@ def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
+LOSS_START = "<!-- information-loss: benchmarks/real_gendocs.py --loss -->"
+LOSS_END = "<!-- /information-loss -->"
+LOSS_WORDS = "went from specific values to defaults"
+REGISTRY = "vllm/v1/attention/backends/registry.py"
+
+
+def _own_members(tree: Path, class_path: str) -> tuple[str, list[str], list[str]]:
+    """The class ``class_path`` names: its file, its bases, the names its own body defines."""
+    module, _, name = class_path.rpartition(".")
+    path = module.replace(".", "/") + ".py"
+    try:
+        parsed = ast.parse((tree / path).read_text())
+    except (OSError, SyntaxError):
+        return path, [], []
+    for node in parsed.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            own = [
+                item.name if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                else ast.unparse(item.targets[0]) if isinstance(item, ast.Assign)
+                else type(item).__name__
+                for item in node.body
+            ]  # fmt: skip
+            return path, [ast.unparse(b) for b in node.bases], own
+    return path, [], []
+
+
+def loss_section(base: str, head: str) -> str:
+    """The rows of ``base..head`` that prbot flags as information lost, with the evidence."""
+    repo = vllm_releases.pair(base, head)
+    snapshot = snapshot_from_checkout(repo, "base", "head", trusted=True)
+    with tempfile.TemporaryDirectory(prefix="prbot-real-gendocs-loss-") as work:
+        context = CheckContext(work_dir=Path(work), runner=SandboxRunner())
+        section = run_check(snapshot, doc_rules(), context)
+        registry = snapshot.head.read_text(REGISTRY) or ""
+    snapshot.close()
+    doc = next((f for f in section.findings if f["path"] == DOC), None) or {}
+    preview = doc.get("preview") or []
+    warnings = [p for p in doc.get("problems") or [] if LOSS_WORDS in p.get("message", "")]
+    enums = ["AttentionBackendEnum", "MLAPrefillBackendEnum"]
+    backends = {b.name: b.class_path for b in registered_backends(registry, REGISTRY, enums)[0]}
+    head_tree = vllm_releases.tree(head)
+    lines = [
+        LOSS_START,
+        f"## Rows that lost information ({base} → {head})",
+        "",
+        "```sh",
+        "PRBOT_BENCH_CACHE=/tmp/prbot-bench uv run python benchmarks/real_gendocs.py"
+        f" --loss {base} {head}",
+        "```",
+        "",
+        f"The generated_docs check on the release diff {base} → {head} (trusted: the PR's "
+        f"generator, run sandboxed; {doc.get('generator', {}).get('script', 'no generator')}) "
+        f"previews {len(preview)} changed cells of `{DOC}`. A row whose changed cells all went "
+        "from specific values to what vLLM's generator writes when the class declares nothing "
+        f"(`Any`, `fp16, bf16`, `auto`, ❌) is a warning; {len(warnings)} "
+        f"row{'s' if len(warnings) != 1 else ''} here:",
+        "",
+    ]
+    for warning in warnings:
+        lines.append(f"- prbot: ⚠️ {warning['message']}")
+        table_row = warning["message"].split(":", 1)[0]
+        row = table_row.split(" | ", 1)[-1].strip("`")
+        cells = [c for c in preview if c["row"].strip("`") == row and c["change"] == "changed"]
+        for c in cells:
+            lines.append(f"  - {c['column']}: {c['before']} → {c['after']}")
+        if row in backends:
+            path, bases, own = _own_members(head_tree, backends[row])
+            lines.append(
+                f"  - at {head}, the registry names `{backends[row]}`; in `{path}` that class "
+                f"({', '.join(bases) or 'no base'}) defines only: {', '.join(own) or 'nothing'}. "
+                "The generator reads the class's own body, so it found none of the columns "
+                "above: a generator gap, not the backend losing support."
+            )
+    if not warnings:
+        lines.append("(none)")
+    lines += ["", LOSS_END]
+    return "\n".join(lines)
+
+
+def _with_loss_section(page: str, section: str | None, previous: str) -> str:
+    """``page`` with ``section`` (or the one ``previous`` had) at its end."""
+    if section is None and LOSS_START in previous:
+        section = previous[previous.index(LOSS_START) : previous.index(LOSS_END) + len(LOSS_END)]
+    if LOSS_START in page:
+        page = page[: page.index(LOSS_START)].rstrip() + "\n"
+    return page.rstrip() + ("\n\n" + section if section else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="default: every cached release")
     parser.add_argument("--no-pairs", action="store_true")
+    parser.add_argument("--loss", nargs=2, metavar=("BASE", "HEAD"), help="only that section")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     parser.add_argument(
         "--render", type=Path, metavar="JSON", help="only render figures written by --json"
     )
     args = parser.parse_args(argv)
+    previous = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    if args.loss:
+        section = loss_section(*args.loss)
+        args.out.write_text(_with_loss_section(previous, section, "") + "\n", encoding="utf-8")
+        print(section)
+        return 0
     if args.render:
         page = render(json.loads(args.render.read_text(encoding="utf-8")))
-        args.out.write_text(page + "\n", encoding="utf-8")
+        args.out.write_text(_with_loss_section(page, None, previous) + "\n", encoding="utf-8")
         print(page)
         return 0
     versions = args.versions or releases_available()
@@ -333,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     result = run(versions, pairs=not args.no_pairs)
     page = render(result)
-    args.out.write_text(page + "\n", encoding="utf-8")
+    args.out.write_text(_with_loss_section(page, None, previous) + "\n", encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(page)

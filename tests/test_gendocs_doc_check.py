@@ -362,3 +362,38 @@ def test_generated_cells_are_code_not_literal_backticks_and_fit_as_a_list():
     for item in re.findall(r"<li>(.*?)</li>", html, re.S):
         assert "`" not in re.sub(r"<code>.*?</code>", "", item), item
     assert "<code>nvfp4</code>" in html  # the cut kept what differs, as code
+
+
+def test_the_real_dsv4_row_going_to_the_generators_defaults_warns(tmp_path):
+    # vLLM 0.27.1 -> 0.33.0, as the generator wrote it: FLASHMLA_SPARSE_DSV4's class moved to
+    # vllm/models/deepseek_v4/sparse_mla.py and declares nothing itself, so every column took
+    # the generator's default (fp16, bf16; `auto`; Any; ❌), not only Any. On main this was
+    # one neutral change among many.
+    from bot.core.snapshot import DirTree
+    from bot.gendocs.doc_check import lost_information
+
+    registry = tmp_path / "vllm" / "v1" / "attention" / "backends" / "registry.py"
+    registry.parent.mkdir(parents=True)
+    registry.write_text(
+        "class AttentionBackendEnum(Enum):\n    FLASHMLA_SPARSE_DSV4 = (\n"
+        '        "vllm.models.deepseek_v4.sparse_mla.DeepseekV4FlashMLABackend"\n    )\n'
+    )
+    real = [
+        ("Dtypes", "bf16", "fp16, bf16"),
+        ("KV Dtypes", "`auto`, `fp8_ds_mla`, `fp8`", "`auto`"),
+        ("Block Sizes", "256", "Any"),
+        ("Head Sizes", "512", "Any"),
+        ("Sink", "✅", "❌"),
+        ("Sparse", "✅", "❌"),
+        ("Compute Cap.", "9.x-10.x", "Any"),
+    ]
+    row = {"table": "table-mla-v4-decode", "row": "FLASHMLA_SPARSE_DSV4", "change": "changed"}
+    preview = [row | {"column": c, "before": b, "after": a} for c, b, a in real]
+    [warning] = lost_information(DOC, preview, DirTree(tmp_path))
+    assert "FLASHMLA_SPARSE_DSV4: 7 cells went from specific values to defaults" in warning.message
+    assert "Sink, Sparse and 1 more)" in warning.message
+    assert "(it read vllm/models/deepseek_v4/sparse_mla.py)" in warning.message
+    # A real feature change (one flag switched off, block sizes made specific) stays quiet.
+    flags = [row | {"column": "DCP", "before": "✅", "after": "❌"}]
+    flags.append(row | {"column": "Block Sizes", "before": "Any", "after": "64"})
+    assert lost_information(DOC, flags, DirTree(tmp_path)) == []

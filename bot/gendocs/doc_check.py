@@ -186,16 +186,34 @@ def _has_rows(content: str) -> bool:
     return len(table_lines) > 2
 
 
-# What vLLM's generator writes in a cell it could not read the backend for.
+# What vLLM's generator writes in a cell it could not read the backend for: "Any" (or
+# nothing) anywhere, and per column what its parsers return when the class itself declares
+# nothing (docs/mkdocs/gen_files/generate_attention_backends.py at 0.33.0:
+# parse_supported_dtypes, parse_kv_cache_dtypes, and False for each feature flag).
 DEFAULT_CELLS = frozenset({"Any", "any", ""})
+COLUMN_DEFAULTS = {
+    "Dtypes": "fp16, bf16",
+    "KV Dtypes": "`auto`",
+    "Sink": "❌",
+    "Non-Causal": "❌",
+    "Sparse": "❌",
+    "MM Prefix": "❌",
+    "DCP": "❌",
+}
 REGISTRY = "vllm/v1/attention/backends/registry.py"
 _REGISTRY_ENUMS = ("AttentionBackendEnum", "MLAPrefillBackendEnum")
 
 
+def _to_default(cell: dict[str, str]) -> bool:
+    """The cell went from a specific value to what the generator writes knowing nothing."""
+    defaults = DEFAULT_CELLS | {COLUMN_DEFAULTS.get(cell.get("column", ""), "")}
+    return cell["after"] in defaults and cell["before"] not in defaults
+
+
 def lost_information(path: str, preview: list[dict[str, str]], head: TreeReader) -> list[Problem]:
     """A warning per row whose changed cells all went from specific values to defaults
-    (``Any`` in every column): more likely the generator failing to read that backend than
-    a change the PR meant. Names the file the generator read for the row, when the
+    (``Any``, or the column's default, in every changed column): more likely the generator
+    failing to read that backend than a change the PR meant. Names the file the generator read for the row, when the
     registry says."""
     rows: dict[tuple[str, str], list[dict[str, str]]] = {}
     for change in preview:
@@ -204,8 +222,7 @@ def lost_information(path: str, preview: list[dict[str, str]], head: TreeReader)
     lost = [
         (key, cells)
         for key, cells in rows.items()
-        if len(cells) >= 2
-        and all(c["after"] in DEFAULT_CELLS and c["before"] not in DEFAULT_CELLS for c in cells)
+        if len(cells) >= 2 and all(_to_default(c) for c in cells)
     ]
     if not lost:
         return []
@@ -219,6 +236,8 @@ def lost_information(path: str, preview: list[dict[str, str]], head: TreeReader)
         source = modules.get(name)
         read = f" (it read {source})" if source else ""
         columns = ", ".join(c["column"] for c in cells[:6])
+        if len(cells) > 6:
+            columns += f" and {len(cells) - 6} more"
         problems.append(
             Problem(
                 path,
