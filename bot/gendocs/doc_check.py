@@ -213,8 +213,8 @@ def _to_default(cell: dict[str, str]) -> bool:
 def lost_information(path: str, preview: list[dict[str, str]], head: TreeReader) -> list[Problem]:
     """A warning per row whose changed cells all went from specific values to defaults
     (``Any``, or the column's default, in every changed column): more likely the generator
-    failing to read that backend than a change the PR meant. Names the file the generator read for the row, when the
-    registry says."""
+    failing to read that backend than a change the PR meant. Names the file the generator
+    read for the row, when the registry says."""
     rows: dict[tuple[str, str], list[dict[str, str]]] = {}
     for change in preview:
         if change.get("change") == "changed":
