@@ -8,6 +8,7 @@ from _duppr_systems import TFIDF_ALERT_COSINE, VLLM_THRESHOLD
 from bot.duplicates.config import DuplicatesRules
 
 RULES_THRESHOLD = DuplicatesRules().likely_duplicate_score
+RULES_TEXT_ONLY = DuplicatesRules().text_only_likely_duplicate_score
 POOL_QUERIES = 200
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from bot.duplicates.embeddings import ENV_SWITCH, Embedder, embedding_text, find_model_files, pack
 from bot.duplicates.features import PRFeatures, build_features
 from bot.duplicates.index import MemoryIndex
-from bot.duplicates.scoring import LIKELY_DUPLICATE, ScoringConfig, same_goal
+from bot.duplicates.scoring import LIKELY_DUPLICATE, TEXT_ONLY_MARGIN, ScoringConfig, same_goal
 
 TOP = 20
 CACHE_CHUNK = 256
@@ -49,6 +49,8 @@ class Outcome:
     seconds: list[float] = field(default_factory=list)
     # query -> [(alert score, may alert, candidate)] best first: what an alert threshold sees
     scored: dict[int, list[tuple[float, bool, int]]] = field(default_factory=dict)
+    # prbot: query -> its two best candidates by score, (score, signals, number)
+    leaders: dict[int, list[tuple[float, dict, int]]] = field(default_factory=dict)
 
 
 # -- embeddings -------------------------------------------------------------------------------
@@ -136,11 +138,18 @@ def run_prbot(prs: dict[int, dict], config: ScoringConfig, cache: EmbeddingCache
         flagged = [c.number for c in result.candidates if c.tier == LIKELY_DUPLICATE]
         outcome.alerts[number] = flagged[0] if flagged else None
         # The model's score before the overlap cap, and whether the pair may be called a
-        # duplicate at all: what any likely_duplicate threshold would flag.
-        outcome.scored[number] = sorted(
-            ((c.raw_score, same_goal(c.signals), c.number) for c in result.candidates),
+        # duplicate at all: what any likely_duplicate threshold would flag. Text-only, only the
+        # best candidate can be, when it leads the next by TEXT_ONLY_MARGIN.
+        best = sorted(
+            ((c.raw_score, c.signals, c.number) for c in result.candidates),
             key=lambda s: (-s[0], -s[2]),
         )
+        outcome.leaders[number] = best[:2]
+        lead = best[0][0] - best[1][0] if len(best) > 1 else (best[0][0] if best else 0.0)
+        outcome.scored[number] = [
+            (raw, i == 0 and same_goal(signals) and lead >= TEXT_ONLY_MARGIN, n)
+            for i, (raw, signals, n) in enumerate(best)
+        ]
         index.add(features)
     return outcome
 

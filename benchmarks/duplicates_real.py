@@ -44,8 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _duppr_curve import Curve, leave_one_repo_out  # noqa: E402
-from _duppr_report import POOL_QUERIES, RULES_THRESHOLD, markdown  # noqa: E402
+from _duppr_curve import Curve, leave_one_repo_out, rule_counts, search_rule  # noqa: E402
+from _duppr_report import POOL_QUERIES, RULES_TEXT_ONLY, RULES_THRESHOLD, markdown  # noqa: E402
 from _duppr_systems import (  # noqa: E402
     EmbeddingCache,
     Outcome,
@@ -78,6 +78,7 @@ DEVELOPMENT_REPOS = (
 )
 KS = (1, 5, 10, 20)
 OUT = ROOT / "docs" / "benchmarks" / "duplicates_real.md"
+TUNE_OUT = ROOT / "docs" / "benchmarks" / "duplicates_real_weights.md"
 MAX_TEXT_CHARS = 100_000
 
 
@@ -188,15 +189,40 @@ def load(data: Path, selected: frozenset[str]) -> dict[str, Repo]:
         raise SystemExit(f"{data}: no prs.jsonl (see the top of this script for how to get it)")
     repos: dict[str, Repo] = {}
     for name, handle in (("prs", data / "prs.jsonl"), ("pairs", data / "pairs.jsonl")):
-        for line in handle.read_text().splitlines():
-            item = json.loads(line)
-            if item.get("repo") not in selected:
+        skipped: list[int] = []
+        raw = handle.read_bytes().decode("utf-8", "replace") if handle.is_file() else ""
+        for line_number, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict):
+                    raise TypeError("not a record")
+                if item.get("repo") not in selected:
+                    continue
+                if name == "prs":
+                    number = int(item["number"])
+                    item = {
+                        **item,
+                        "title": _clip(item.get("title")),
+                        "body": _clip(item.get("body")),
+                    }
+                else:
+                    first, second = (int(n) for n in item["pair"])
+            except (ValueError, TypeError, KeyError):
+                skipped.append(line_number)  # not JSON, or not a record of this layout
                 continue
             repo = repos.setdefault(item["repo"], Repo(item["repo"]))
             if name == "prs":
-                repo.prs[int(item["number"])] = item
+                repo.prs[number] = item
             else:
-                repo.pairs.append((int(item["pair"][0]), int(item["pair"][1])))
+                repo.pairs.append((first, second))
+        if skipped:
+            print(
+                f"{handle}: {len(skipped)} line(s) skipped, not a record "
+                f"(first: line {skipped[0]})",
+                file=sys.stderr,
+            )
     return dict(sorted(repos.items()))
 
 
@@ -264,10 +290,17 @@ class Figures:
 # The ranking as `prbot duplicates --min-score 0` gives it (the sweep's default floor hides
 # candidates below 0.05; TF-IDF ranks every earlier PR); likely_duplicate at the rules'
 # default threshold.
-RANKING = ScoringConfig(min_score=0.0, likely_duplicate=RULES_THRESHOLD)
+RANKING = ScoringConfig(
+    min_score=0.0, likely_duplicate=RULES_THRESHOLD, text_only_likely_duplicate=RULES_TEXT_ONLY
+)
 # The same without PR numbers as a clock: how much of the figures that signal carries.
-NO_CLOCK = ScoringConfig(min_score=0.0, likely_duplicate=RULES_THRESHOLD, number_clock=False)
-PRBOT_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(14))  # 0.30 .. 0.95
+NO_CLOCK = ScoringConfig(
+    min_score=0.0,
+    likely_duplicate=RULES_THRESHOLD,
+    text_only_likely_duplicate=RULES_TEXT_ONLY,
+    number_clock=False,
+)
+PRBOT_THRESHOLDS = tuple(round(0.10 + 0.05 * i, 2) for i in range(18))  # 0.10 .. 0.95
 VLLM_THRESHOLDS = tuple(round(0.45 + 0.05 * i, 2) for i in range(8))  # 0.45 .. 0.80
 POOL_SIZE = 2_000
 
@@ -287,6 +320,7 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
     out: dict[str, dict] = {}
     totals: dict[str, Figures] = {}
     curves: dict[str, dict[str, Curve]] = {}
+    rules: dict[str, dict[str, tuple]] = {}
     for name, repo in repos.items():
         truth = repo.earlier_duplicates()
         row: dict = {"prs": len(repo.prs)}
@@ -306,6 +340,13 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
             row[system] = figures.to_json()
             if thresholds:
                 curves.setdefault(system, {})[name] = Curve.of(outcome, truth, thresholds)
+            if outcome.leaders and system != "prbot_no_clock":
+                positives = sum(1 for d in truth.values() if d)
+                rules.setdefault(system, {})[name] = (
+                    rule_counts(outcome.leaders, truth),
+                    positives,
+                    len(truth) - positives,
+                )
         out[name] = row
     overall: dict = {
         "prs": sum(len(r.prs) for r in repos.values()),
@@ -322,6 +363,7 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
             "best": combined.best(),
             "leave_one_repo_out": leave_one_repo_out(per_repo),
         }
+    overall["alert_rule"] = search_rule(rules) if rules else None
     pool = [pr for repo in repos.values() for pr in repo.prs.values()][:POOL_SIZE]
     if len(pool) >= POOL_QUERIES * 2:
         times = query_times(pool, POOL_QUERIES, RANKING, cache)
@@ -359,12 +401,16 @@ def main() -> None:
     run.add_argument("data", type=Path, help="the directory `extract` wrote")
     run.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(ROOT)}")
     run.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    tune = sub.add_parser("tune", help="choose the text-only weights leave-one-repository-out")
+    tune.add_argument("data", type=Path, help="the directory `extract` wrote")
+    tune.add_argument("--write", action="store_true", help=f"write {TUNE_OUT.relative_to(ROOT)}")
+    tune.add_argument("--no-embeddings", action="store_true")
     run.add_argument(
         "--no-embeddings",
         action="store_true",
         help="skip vLLM's checker and prbot with embeddings (they need prbot[embeddings])",
     )
-    for p in (ext, run):
+    for p in (ext, run, tune):
         p.add_argument(
             "--repos",
             nargs="+",
@@ -379,6 +425,21 @@ def main() -> None:
         print(f"{len(texts)} PRs, {len(pairs)} pairs -> {args.out}")
         return
     embeddings = embeddings_available() and not args.no_embeddings
+    if args.command == "tune":
+        import _duppr_tune  # numpy: prbot[embeddings] or the dev group
+
+        repos = load(args.data, selected)
+        cache = EmbeddingCache(args.data / "embeddings.cache") if embeddings else None
+        if cache is not None:
+            cache.ensure([prbot_text(pr) for r in repos.values() for pr in r.prs.values()])
+        page = _duppr_tune.markdown(
+            _duppr_tune.tune_all(repos, cache),
+            "uv run python benchmarks/duplicates_real.py tune DATA_DIR --write",
+        )
+        if args.write:
+            TUNE_OUT.write_text(page)
+        print(page)
+        return
     result = evaluate(load(args.data, selected), args.data, embeddings)
     if args.json:
         print(json.dumps(result, indent=2))

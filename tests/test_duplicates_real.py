@@ -155,3 +155,30 @@ def test_the_alert_curve_and_the_threshold_chosen_on_the_other_repositories() ->
     # a is judged at b's choice (0.5: b flags right there), b at a's (0.6).
     assert loro["thresholds"] == {"a": 0.5, "b": 0.6}
     assert (loro["flagged"], loro["right"]) == (4, 3)
+
+
+def test_lines_that_are_not_records_are_skipped_and_counted(tmp_path, capsys) -> None:
+    module = _module()
+    data = tmp_path / "data"
+    data.mkdir()
+    good = {"repo": "rails/rails", "number": 2, "title": "Fix typo", "body": "x"}
+    (data / "prs.jsonl").write_bytes(
+        b"{not json\n"
+        + json.dumps(good).encode()
+        + b"\n"
+        + json.dumps({"repo": "rails/rails", "number": "two"}).encode()
+        + b"\n\xff\xfe binary\n"
+        + json.dumps({**good, "number": 1}).encode()
+        + b"\n"
+    )
+    (data / "pairs.jsonl").write_text(
+        json.dumps({"repo": "rails/rails", "pair": [2, 1]}) + "\n[1, 2]\n"
+    )
+    loaded = module.load(data, frozenset({"rails/rails"}))
+    assert sorted(loaded["rails/rails"].prs) == [1, 2]
+    assert loaded["rails/rails"].pairs == [(2, 1)]
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"{data / 'prs.jsonl'}: 3 line(s) skipped, not a record (first: line 1)",
+        f"{data / 'pairs.jsonl'}: 1 line(s) skipped, not a record (first: line 2)",
+    ]

@@ -5,12 +5,16 @@ from __future__ import annotations
 from pydantic import Field
 
 from bot.core.sections import CheckRules
-from bot.duplicates.scoring import DEFAULT_HOT_PATHS, ScoringConfig
+from bot.duplicates.scoring import DEFAULT_HOT_PATHS, TEXT_ONLY_LIKELY_DUPLICATE, ScoringConfig
 
 
 class DuplicatesRules(CheckRules):
     # A candidate at or above this score, with evidence about the goal, is a likely duplicate.
     likely_duplicate_score: float = Field(0.6, ge=0, le=1)
+    # The same for a pair without file data on one side (wording only): its score is on
+    # another scale. The default is chosen leave-one-repository-out on real duplicate PRs; the
+    # precision/recall curve to choose another is in docs/benchmarks/duplicates_real.md.
+    text_only_likely_duplicate_score: float = Field(TEXT_ONLY_LIKELY_DUPLICATE, ge=0, le=1)
     # Candidates below this score are not listed unless their edits overlap.
     min_score: float = Field(0.3, ge=0, le=1)
     # How many candidates to list at most, and how many before the rest is folded.
@@ -26,6 +30,7 @@ class DuplicatesRules(CheckRules):
     def scoring_config(self) -> ScoringConfig:
         return ScoringConfig(
             likely_duplicate=self.likely_duplicate_score,
+            text_only_likely_duplicate=self.text_only_likely_duplicate_score,
             min_score=self.min_score,
             hot_paths=tuple(self.hot_paths),
             ignore_paths=tuple(self.ignore_paths),

@@ -27,10 +27,10 @@ from bot.duplicates.records import (
     PRRecord,
     parse_time,
 )
+from bot.duplicates.template import body_lines
 from bot.duplicates.text import (
     claimed_issues,
     clean_body,
-    clean_title,
     external_references,
     mentioned_numbers,
     stacked_on,
@@ -76,6 +76,9 @@ class PRFeatures:
     terms: Counter[str] = field(default_factory=Counter)
     title_terms: Counter[str] = field(default_factory=Counter)
     code_terms: Counter[str] = field(default_factory=Counter)
+    # The body's short lines (bot.duplicates.template): digest -> their words, so the words of
+    # the repository's PR template can be taken out once the index knows which lines it has.
+    lines: dict[str, list[str]] = field(default_factory=dict)
     # The text's sentence embedding, packed (bot.duplicates.embeddings); "" without the extra.
     embedding: str = ""
     # "open", "merged" or "closed" (unmerged), and when a closed PR closed.
@@ -83,6 +86,8 @@ class PRFeatures:
     closed_at: datetime | None = None
     # Scoring's cache of vector norms: kind -> (index size when computed, norm).
     norms: dict[str, tuple[int, float]] = field(default_factory=dict, compare=False, repr=False)
+    # Scoring's cache of the terms without template lines: (index size when computed, terms).
+    own_terms: tuple[int, Counter[str]] | None = field(default=None, compare=False, repr=False)
     _vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -124,6 +129,7 @@ class PRFeatures:
             "terms": dict(self.terms),
             "title_terms": dict(self.title_terms),
             "code_terms": dict(self.code_terms),
+            **({"lines": self.lines} if self.lines else {}),
             **({"embedding": self.embedding} if self.embedding else {}),
             **({"state": self.state} if self.state != "open" else {}),
             **({"closed_at": self.closed_at.isoformat()} if self.closed_at else {}),
@@ -150,10 +156,17 @@ class PRFeatures:
             terms=Counter(data.get("terms") or {}),
             title_terms=Counter(data.get("title_terms") or {}),
             code_terms=Counter(data.get("code_terms") or {}),
+            lines=_lines(data.get("lines")),
             embedding=data.get("embedding") if isinstance(data.get("embedding"), str) else "",
             state=data.get("state") if data.get("state") in ("merged", "closed") else "open",
             closed_at=parse_time(data.get("closed_at")),
         )
+
+
+def _lines(value: Any) -> dict[str, list[str]]:
+    if not isinstance(value, dict):
+        return {}  # rows stored before template lines were kept
+    return {str(k): [str(w) for w in v] for k, v in value.items() if isinstance(v, list)}
 
 
 def _file_feature(value: list[Any]) -> FileFeature:
@@ -163,10 +176,15 @@ def _file_feature(value: list[Any]) -> FileFeature:
     return FileFeature(additions, deletions, [LineRange(s, e) for s, e in ranges], definitions)
 
 
-def text_terms(title: str, body: str) -> tuple[Counter[str], Counter[str]]:
+def text_terms(
+    title: str, body: str, cleaned_body: str | None = None
+) -> tuple[Counter[str], Counter[str]]:
     """(all terms with the title weighted up, title terms alone)."""
-    title_terms = Counter(tokens(clean_title(title)))
-    terms = Counter(tokens(clean_body(body)))
+    # The title's [Component] tags are words too: "[WebProfilerBundle]" on both says the same
+    # part of the project (DupPR: 5 more rank-1 hits on symfony and symfony-docs, no repository
+    # fewer); tags most PRs carry ("[Bugfix]") get no weight from their frequency.
+    title_terms = Counter(tokens(title or ""))
+    terms = Counter(tokens(clean_body(body) if cleaned_body is None else cleaned_body))
     for term, count in title_terms.items():
         terms[term] += TITLE_WEIGHT * count
     return terms, title_terms
@@ -186,7 +204,8 @@ def build_features(
 ) -> PRFeatures:
     """Features from the raw parts of a PR (any of which may be empty); ``embedding`` is the
     text's packed sentence embedding, when the caller has a model (``embeddings.embed_texts``)."""
-    terms, title_terms = text_terms(title, body)
+    cleaned = clean_body(body)
+    terms, title_terms = text_terms(title, body, cleaned)
     file_features: dict[str, FileFeature] | None = None
     identifiers: dict[str, list[str]] = {}
     if files is not None:
@@ -218,6 +237,7 @@ def build_features(
         terms=terms,
         title_terms=title_terms,
         code_terms=code_terms(files) if files else Counter(),
+        lines=body_lines(cleaned),
         embedding=embedding,
     )
 

@@ -19,10 +19,14 @@ from typing import Protocol
 from bot.duplicates.features import PRFeatures, is_bot
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
+    OVERLAP,
+    TEXT_ONLY_MARGIN,
     Candidate,
     PreparedQuery,
     ScoringConfig,
+    alert_threshold,
     is_listed,
+    is_text_only,
     reference_rarity,
 )
 
@@ -60,6 +64,9 @@ class QueryResult:
     stacked: list[int] = field(default_factory=list)  # same author: stacked, not duplicates
     shared_commits: list[int] = field(default_factory=list)
     searched: int = 0
+    # PRs considered for this query (scored in full unless a bot's or sharing commits): at most
+    # SCORED_PER_QUERY + NEAREST_FILL whatever the number of open PRs, or a small index whole.
+    scored: int = 0
 
 
 class OpenPRIndex(Protocol):
@@ -85,6 +92,8 @@ class MemoryIndex:
         self._references: defaultdict[int, set[int]] = defaultdict(set)
         # ticket or bug number of an outside tracker -> PRs that name it
         self._external: defaultdict[int, set[int]] = defaultdict(set)
+        # body line digest -> PRs whose body has the line (bot.duplicates.template)
+        self._lines: defaultdict[str, set[int]] = defaultdict(set)
         for features in items:
             self.add(features)
         for features in closed:
@@ -117,6 +126,10 @@ class MemoryIndex:
         postings = self._identifiers.get(name)
         return len(postings) if postings else 0
 
+    def line_df(self, key: str) -> int:
+        postings = self._lines.get(key)
+        return len(postings) if postings else 0
+
     def reference_df(self, number: int) -> int:
         """How many open PRs name this issue, ticket or bug number."""
         return len(self._referring(number))
@@ -135,6 +148,7 @@ class MemoryIndex:
         yield self._code_terms, features.code_terms.keys()
         yield self._references, features.claimed | features.mentioned
         yield self._external, features.external
+        yield self._lines, features.lines.keys()
 
     def add(self, features: PRFeatures) -> None:
         """Index a PR head; a PR already indexed is replaced (a reopened one leaves the
@@ -277,7 +291,9 @@ class MemoryIndex:
             return result  # bots' PRs (dependency bumps) are never audited
         prepared = PreparedQuery(features, self, config)
         scored: list[Candidate] = []
+        raws: list[tuple[float, int]] = []  # every candidate's raw score, listed or not
         for number in self.candidate_numbers(features, config):
+            result.scored += 1
             other = self.docs[number]
             if is_bot(other.author, config.bots):
                 continue
@@ -285,13 +301,19 @@ class MemoryIndex:
                 result.shared_commits.append(number)
                 continue
             candidate = prepared.score(other)
+            same_author = features.author and other.author.lower() == features.author.lower()
+            stacked = (
+                same_author or number in features.stacked_on or features.number in other.stacked_on
+            )
+            if not stacked:
+                raws.append((candidate.raw_score, number))
             if not is_listed(candidate, config):
                 continue
-            same_author = features.author and other.author.lower() == features.author.lower()
-            if same_author or number in features.stacked_on or features.number in other.stacked_on:
+            if stacked:
                 result.stacked.append(number)
                 continue
             scored.append(candidate)
+        _stand_clear(scored, raws, config)
         scored.sort(key=lambda c: (-c.score, -c.raw_score, -c.number))
         result.candidates = scored[:top]
         result.stacked.sort()
@@ -311,6 +333,25 @@ class MemoryIndex:
             candidate.state = other.state
             out.append(candidate)
         return out[:CLOSED_TOP]
+
+
+def _stand_clear(
+    scored: list[Candidate], raws: list[tuple[float, int]], config: ScoringConfig
+) -> None:
+    """A text-only likely duplicate must lead every other candidate by TEXT_ONLY_MARGIN: with
+    wording alone to go on, a PR about as alike to another is no sign this one is a copy."""
+    if TEXT_ONLY_MARGIN <= 0:
+        return
+    top = heapq.nlargest(2, raws)
+    for candidate in scored:
+        if candidate.tier != LIKELY_DUPLICATE or not is_text_only(candidate.signals):
+            continue
+        rival = next((raw for raw, n in top if n != candidate.number), 0.0)
+        if candidate.raw_score - rival < TEXT_ONLY_MARGIN:
+            candidate.tier = OVERLAP
+            candidate.score = min(
+                candidate.score, max(alert_threshold(candidate.signals, config) - 0.01, 0.0)
+            )
 
 
 def _share_commits(a: PRFeatures, b: PRFeatures) -> bool:

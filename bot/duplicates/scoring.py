@@ -21,7 +21,7 @@ from bot.duplicates.code import METHOD_PREFIX, display_name
 from bot.duplicates.embeddings import cosine
 from bot.duplicates.evidence import Evidence, evidence_rank
 from bot.duplicates.features import PRFeatures
-from bot.duplicates.similarity import CorpusStats, QueryVector
+from bot.duplicates.similarity import CorpusStats, QueryVector, compared_terms
 from bot.duplicates.text import is_revert
 
 LIKELY_DUPLICATE = "likely_duplicate"
@@ -53,6 +53,18 @@ WEIGHTS = {
 # SEMANTIC_CENTER) when both PRs have one: unrelated PRs of one project sit near the center.
 SEMANTIC_WEIGHT = 2.0
 SEMANTIC_CENTER = 0.5
+# Pairs without file data on one side (a text-only export, DupPR) rank on wording alone; these
+# weights replace WEIGHTS' for them. Chosen leave-one-repository-out on the 13 development
+# DupPR repositories without the number clock (`benchmarks/duplicates_real.py tune`; the
+# search and its held-out recall are in docs/benchmarks/duplicates_real.md).
+TEXT_ONLY_WEIGHTS = {
+    **WEIGHTS,
+    "text": 3.0,
+    "title": 0.5,
+    "shared_mention": 4.0,
+    "direct_link": 1.0,
+}
+TEXT_ONLY_SEMANTIC_WEIGHT = SEMANTIC_WEIGHT
 # The CLI sweep lists anything above this (ranking is what matters there); the report
 # lists from ScoringConfig.min_score.
 SWEEP_MIN_SCORE = 0.05
@@ -62,8 +74,20 @@ NUMBER_SCALE = 200
 LINKED_TEXT = 0.4
 # A PR naming more issues or PRs than this is a list (a rollup): one of them links weakly.
 MAX_LINKS = 5
-# Text-only likely duplicates must share at least this much wording, in rare-word units.
+# Text-only likely duplicates must share at least this much wording, in rare-word units, and
+# be at least this alike (cosine); the top candidate must lead the next by TEXT_ONLY_MARGIN
+# in score (wording alone is all there is: a PR alike to two others is alike, not a copy).
+# Chosen with the text-only threshold, leave-one-repository-out on DupPR (the alert curve in
+# docs/benchmarks/duplicates_real.md).
+# The search put the cosine bar at its lowest: with the margin, a low bar flags more true
+# duplicates at the same precision. The rare-word bar stays (held out, precision fell below
+# 93% without it).
 SPECIFIC_WORDS = 1.5
+TEXT_ONLY_ALIKE = 0.15
+TEXT_ONLY_MARGIN = 0.1
+# checks.duplicates.text_only_likely_duplicate_score's default. Text-only scores are on their
+# own scale (a ranking score, not a calibrated share): choose from the curve, not by the number.
+TEXT_ONLY_LIKELY_DUPLICATE = 0.25
 # Two hunks this many lines apart still collide in a merge (and usually in review).
 HUNK_SLACK = 3
 
@@ -86,6 +110,8 @@ class ScoringConfig:
     """Thresholds and path rules, from the ``checks.duplicates`` rules."""
 
     likely_duplicate: float = 0.6
+    # The same for pairs without file data on one side (calibrated on other data: DupPR).
+    text_only_likely_duplicate: float = TEXT_ONLY_LIKELY_DUPLICATE
     min_score: float = 0.3
     overlap_containment: float = 0.5
     hot_paths: tuple[str, ...] = DEFAULT_HOT_PATHS
@@ -182,7 +208,7 @@ class PreparedQuery:
         self.features = features
         self.stats = stats
         self.config = config
-        self.text = QueryVector(features.terms, stats, "terms")
+        self.text = QueryVector(compared_terms(features, "terms", stats), stats, "terms")
         self.title = QueryVector(features.title_terms, stats, "title_terms")
         self.code = QueryVector(features.code_terms, stats, "code_terms")
         self.paths = _weighted_paths(features, stats, config)
@@ -303,19 +329,30 @@ def score_pair(query: PreparedQuery, other: PRFeatures) -> Candidate:
 
     evidence.sort(key=evidence_rank)
     z = INTERCEPT_WITH_CODE if code_known else INTERCEPT_TEXT_ONLY
-    z += sum(WEIGHTS[name] * value for name, value in signals.items() if name in WEIGHTS)
+    weights = WEIGHTS if code_known else TEXT_ONLY_WEIGHTS
+    z += sum(weights[name] * value for name, value in signals.items() if name in weights)
     if semantic is not None:
-        z += SEMANTIC_WEIGHT * (semantic - SEMANTIC_CENTER)
+        z += (SEMANTIC_WEIGHT if code_known else TEXT_ONLY_SEMANTIC_WEIGHT) * (
+            semantic - SEMANTIC_CENTER
+        )
     score = 1.0 / (1.0 + math.exp(-z))
     tier = _tier(score, signals, config)
     raw_score = score
     if tier == OVERLAP:
         # Without evidence about the goal a pair is not called a duplicate, so its score
         # must not read like one either (consumers sort and threshold on it).
-        score = min(score, max(config.likely_duplicate - 0.01, 0.0))
+        score = min(score, max(alert_threshold(signals, config) - 0.01, 0.0))
     return Candidate(
         other.number, score, tier, evidence, other.title, other.author, signals, raw_score
     )
+
+
+def text_only_weights(semantic: bool) -> dict[str, float]:
+    """The text-only pair's logit weights by signal name (``semantic``: the embedding's)."""
+    out = dict(TEXT_ONLY_WEIGHTS)
+    if semantic:
+        out["semantic"] = TEXT_ONLY_SEMANTIC_WEIGHT
+    return out
 
 
 def _code_signals(
@@ -462,8 +499,11 @@ def _apart(days: float) -> str:
     return f"opened {round(days)} day{'s' if round(days) != 1 else ''} apart"
 
 
-def same_goal(signals: dict[str, float]) -> bool:
-    """Evidence that two PRs want the same thing, not merely touch the same code."""
+def same_goal(
+    signals: dict[str, float], alike: float = TEXT_ONLY_ALIKE, words: float = SPECIFIC_WORDS
+) -> bool:
+    """Evidence that two PRs want the same thing, not merely touch the same code (``alike``
+    and ``words``: the text-only bar, for the benchmark's search)."""
     if signals.get("revert_pair"):
         return False
     if signals.get("claimed_issue", 0) >= 0.5:
@@ -481,11 +521,11 @@ def same_goal(signals: dict[str, float]) -> bool:
     # Each names its own issue: with wording alone to go on, a backport of one fix to another
     # branch, the next step of a series, another rollup.
     distinct = bool(signals.get("distinct_references"))
-    if "containment" not in signals:  # text-only pair: wording is all there is
+    if is_text_only(signals):  # wording is all there is
         # ... and it must say something specific: short generic texts ("Fix typo", "Fix some
         # warnings") are alike without being the same work.
-        specific = signals.get("shared_words", SPECIFIC_WORDS) >= SPECIFIC_WORDS
-        return text >= 0.35 and specific and not distinct
+        specific = signals.get("shared_words", words) >= words
+        return text >= alike and specific and not distinct
     if signals.get("no_shared_file"):
         # The same kind of change to different files ("add an `enabled` flag to the X config"
         # and to the Y config) reads alike and adds alike code; it is not the same change.
@@ -502,8 +542,18 @@ def same_goal(signals: dict[str, float]) -> bool:
     return signals.get("code_text", 0) >= 0.5 or (text >= 0.3 and code_agrees and not distinct)
 
 
+def is_text_only(signals: dict[str, float]) -> bool:
+    return "containment" not in signals  # set whenever both sides have file data
+
+
+def alert_threshold(signals: dict[str, float], config: ScoringConfig) -> float:
+    if is_text_only(signals):
+        return config.text_only_likely_duplicate
+    return config.likely_duplicate
+
+
 def _tier(score: float, signals: dict[str, float], config: ScoringConfig) -> str:
-    if score >= config.likely_duplicate and same_goal(signals):
+    if score >= alert_threshold(signals, config) and same_goal(signals):
         return LIKELY_DUPLICATE
     return OVERLAP
 

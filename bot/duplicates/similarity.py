@@ -7,9 +7,11 @@ on its features, so scoring a candidate costs one pass over the shared terms.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Protocol
 
 from bot.duplicates.features import PRFeatures
+from bot.duplicates.template import without_template
 
 
 class CorpusStats(Protocol):
@@ -26,6 +28,8 @@ class CorpusStats(Protocol):
     def identifier_df(self, name: str) -> int: ...
 
     def reference_df(self, number: int) -> int: ...
+
+    def line_df(self, key: str) -> int: ...
 
 
 # A word in more than this share of the open PRs is the project's boilerplate (a PR template's
@@ -53,12 +57,28 @@ def tfidf_vector(terms: dict[str, int], stats: CorpusStats, code: bool = False) 
 NORM_DRIFT = 0.1
 
 
+def _fresh(cached_size: int, size: int) -> bool:
+    return abs(cached_size - size) <= NORM_DRIFT * max(cached_size, 1)
+
+
+def compared_terms(features: PRFeatures, kind: str, stats: CorpusStats) -> Counter[str]:
+    """The terms a cosine compares: the text's without the repository's template lines."""
+    if kind != "terms" or not features.lines:
+        return getattr(features, kind)
+    cached = features.own_terms
+    if cached is not None and _fresh(cached[0], stats.size):
+        return cached[1]
+    terms = without_template(features.terms, features.lines, stats)
+    features.own_terms = (stats.size, terms)
+    return terms
+
+
 def _norm(features: PRFeatures, kind: str, stats: CorpusStats) -> float:
     cached = features.norms.get(kind)
     size = stats.size
-    if cached is not None and abs(cached[0] - size) <= NORM_DRIFT * max(cached[0], 1):
+    if cached is not None and _fresh(cached[0], size):
         return cached[1]
-    terms = getattr(features, kind)
+    terms = compared_terms(features, kind, stats)
     vector = tfidf_vector(terms, stats, code=kind == "code_terms")
     norm = math.sqrt(sum(w * w for w in vector.values()))
     features.norms[kind] = (size, norm)
@@ -80,7 +100,7 @@ class QueryVector:
         """The cosine with ``other``; ``shared_idf`` is then the idf summed over the shared
         terms (how much the two have in common, whatever their lengths)."""
         self.shared_idf = 0.0
-        theirs = getattr(other, self.kind)
+        theirs = compared_terms(other, self.kind, stats)
         if not self.norm or not theirs:
             return 0.0
         mine = self.weights

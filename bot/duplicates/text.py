@@ -1,7 +1,8 @@
 """Text features of a PR: cleaned title and body, tokens, and the issues it claims to fix.
 
-PR templates (vLLM's "Purpose / Test Plan" checklist), HTML comments and code blocks say
-nothing about the goal of one PR, so they are dropped before tokenising. Tokens are
+Checklists, HTML comments and code blocks say nothing about the goal of one PR, so they are
+dropped before tokenising; a repository's own PR template is learned from its open PRs
+(bot.duplicates.template), not written down here. Tokens are
 lower-cased, identifiers are split into their words as well as kept whole, and words are
 stemmed so "crashes" meets "crash".
 """
@@ -47,8 +48,7 @@ _STOP = frozenset(
     over own same she should so some such than that the their theirs them then there these
     they this those through to too under until up very was we were what when where which while
     who whom why will with would you your yours pr pull request issue please thanks thank
-    purpose test plan result results description essential elements checklist cc todo wip
-    should n t s via use using used add adds added support""".split()
+    cc todo wip should n t s via use using used add adds added support""".split()
 )
 
 _STEMMER = snowballstemmer.stemmer("english")
@@ -96,10 +96,12 @@ def tokens(text: str) -> list[str]:
 
     ``flash_attn_varlen`` gives itself and flash, attn, varlen; ``scaled_dot_product_attention``
     also gives its acronym ``sdpa``; ``MoE`` gives ``moe``; and hyphenated words give their
-    compound, so "all-reduce" meets "allreduce" and "EAGLE-3" meets "eagle3".
+    compound, so "all-reduce" meets "allreduce" and "EAGLE-3" meets "eagle3". Words of other
+    scripts are kept lower-cased, unstemmed (Chinese, Japanese, Korean: character pairs).
     """
     out: list[str] = []
     previous, previous_end = "", -1
+    text = _BLOB.sub(" ", text)
     for match in _WORD.finditer(text):
         word = match.group(0)
         whole = word.lower()
@@ -120,6 +122,32 @@ def tokens(text: str) -> list[str]:
         if hyphenated and len(previous) + len(whole) <= 20:
             out.append(_stem(previous + whole))
         previous, previous_end = whole, match.end()
+    if not text.isascii():
+        out += _other_script_terms(text)
+    return out
+
+
+# Words in other scripts: a run of letters with at least one outside ASCII ("ошибка",
+# "café", "修复内存泄漏"). Scripts written without spaces (Chinese, Japanese, Korean) give their
+# character pairs, the usual unit for matching them without a dictionary.
+_NON_ASCII_WORD = re.compile(r"[^\W\d_]*[^\x00-\x7f\W\d_][^\W\d_]*")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# Sixty characters without a space, dot or underscore: a pasted key, hash or base64 run, not
+# prose or a path; split by case and digits it would be hundreds of "words" from nothing said.
+_BLOB = re.compile(r"[^\s_.]{60,}")
+# A pasted blob of letters is not words: at most this many terms from one run.
+MAX_RUN_TERMS = 64
+
+
+def _other_script_terms(text: str) -> list[str]:
+    out: list[str] = []
+    for match in _NON_ASCII_WORD.finditer(text):
+        word = match.group(0).lower()
+        pieces = _UNSPACED.split(word)
+        out += [p for p in pieces if len(p) >= 2][:MAX_RUN_TERMS]
+        for run in _UNSPACED.findall(word):
+            pairs = [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+            out += pairs[:MAX_RUN_TERMS]
     return out
 
 
