@@ -335,6 +335,8 @@ def test_a_permission_accepted_later_is_read_from_the_installation(tmp_path) -> 
         wait_for(lambda: "features.autofix is on" in comment(running, number), what="the line")
         wait_for(running.idle, what="idle")
         installation.permissions = {**narrow, "pull_requests": "read", "contents": "write"}
+        accepted = running.github.installation_event(INSTALLATION_ID, "new_permissions_accepted")
+        running.deliver("installation", accepted)
         note = running.github.add_user_comment(REPO, number, "maintainer", "/recheck")
         running.deliver("issue_comment", running.github.issue_comment_event(REPO, number, note))
         wait_for(lambda: "rocket" in running.github.reactions(REPO, note["id"]), what="recheck")

@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,9 @@ from bot.runtime.settings import Settings
 log = logging.getLogger(__name__)
 
 CHECK_RUN_NAME = "prbot"
+# How long a process trusts the installation's permissions it read (a grant accepted since
+# shows after this, or at once in the process that took GitHub's new_permissions_accepted).
+PERMISSIONS_TTL = 600.0
 PER_PAGE = 100  # GitHub's largest page
 _NEXT_LINK = re.compile(r'<([^<>]+)>\s*;\s*rel="next"')
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -122,6 +126,8 @@ class GitHubApp:
         }
         self._app_auth = Auth.AppAuth(int(settings.app_id or 0), settings.private_key())
         self._clients: dict[int, InstallationClient] = {}
+        # installation id -> (when read, its permissions), see installation_permissions.
+        self._granted: dict[int, tuple[float, dict[str, str]]] = {}
         self._lock = threading.Lock()
         self._bot_login: str | None = None
 
@@ -171,9 +177,16 @@ class GitHubApp:
         )
 
     def installation_permissions(self, installation_id: int) -> dict[str, str] | None:
-        """What the installation's owner granted now (``GET /app/installations/{id}``, as the
+        """What the installation's owner granted (``GET /app/installations/{id}``, as the
         App): a token keeps the permissions it was minted with until it expires, so a grant
-        accepted since is only seen here. None when GitHub does not say."""
+        accepted since is only seen here. Read at most once per ``PERMISSIONS_TTL`` seconds
+        per process (a report is not worth a call), and again at once after
+        :meth:`forget_permissions`. None when GitHub does not say."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._granted.get(installation_id)
+        if cached is not None and now - cached[0] < PERMISSIONS_TTL:
+            return cached[1]
         try:
             found = self._integration().get_app_installation(int(installation_id))
             permissions = found.raw_data.get("permissions")
@@ -182,7 +195,16 @@ class GitHubApp:
             return None
         if not isinstance(permissions, dict):
             return None
-        return {str(k): str(v) for k, v in permissions.items()}
+        granted = {str(k): str(v) for k, v in permissions.items()}
+        with self._lock:
+            self._granted[installation_id] = (now, granted)
+        return granted
+
+    def forget_permissions(self, installation_id: int) -> None:
+        """Read the installation's permissions again next time (its owner accepted new ones:
+        GitHub's ``installation`` event, ``new_permissions_accepted``)."""
+        with self._lock:
+            self._granted.pop(installation_id, None)
 
     def installation(self, installation_id: int) -> InstallationClient:
         with self._lock:

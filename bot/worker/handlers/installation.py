@@ -33,6 +33,8 @@ def on_installation(ctx: HandlerContext, event: Event) -> None:
         repos or None,
         deleted=event.action == "deleted",
     )
+    if event.action == "new_permissions_accepted" and ctx.app is not None:
+        ctx.app.forget_permissions(installation["id"])  # the next report reads them again
     if event.action in INDEXING_ACTIONS:
         for repo in repos:
             ctx.enqueue_reconcile(repo, installation["id"])
