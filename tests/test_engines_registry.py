@@ -62,3 +62,24 @@ def test_no_code_outside_the_engines_compares_engine_names():
             ):
                 found.append(f"{path.relative_to(BOT.parent)}:{node.lineno}")
     assert found == []
+
+
+def test_the_gpu_job_steps_know_no_engine_by_module():
+    """bot/worker/ci/ (dispatch, results, CI signal) reaches every engine through the
+    interface of bot/engines/base.py: importing an engine's own module there is a feature
+    only that engine gets (CI signal once read Buildkite's builds by name)."""
+    found = []
+    for path in sorted((BOT / "worker" / "ci").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            found += [
+                f"{path.relative_to(BOT.parent)}:{node.lineno} {module}"
+                for module in modules
+                if module.startswith("bot.engines.") and module != "bot.engines.base"
+            ]
+    assert found == []
