@@ -91,3 +91,47 @@ def test_a_declared_body_over_the_cap_is_413_before_reading(sqlite_engine, tmp_p
             b"X-Hub-Signature-256: sha256=" + b"0" * 64 + b"\r\n\r\n",
         )
     assert answer.startswith("HTTP/1.1 413")
+
+
+def test_healthz_answers_while_a_delivery_waits_on_the_database(
+    sqlite_engine, tmp_path, monkeypatch
+):
+    # The database write happens on the writer thread, never on the event loop: while one
+    # delivery's write is held, the same server still answers /healthz (and then the
+    # delivery, once the write goes on).
+    import threading
+
+    from bot.intake.writer import DeliveryWriter
+
+    entered, release = threading.Event(), threading.Event()
+    original = DeliveryWriter._write
+
+    def held_write(self, batch, forget=0):  # noqa: ANN001, ANN202
+        if batch:
+            entered.set()
+            release.wait(30)  # a hang guard, released below
+        return original(self, batch, forget)
+
+    monkeypatch.setattr(DeliveryWriter, "_write", held_write)
+    body = json.dumps({"zen": "x", "hook_id": 1}).encode()
+    answers: list[int] = []
+    with intake(sqlite_engine, tmp_path) as url:
+        posting = threading.Thread(
+            target=lambda: answers.append(
+                httpx.post(
+                    f"{url}/webhooks/github",
+                    content=body,
+                    headers=signed_headers(body, "check_suite"),
+                    timeout=60,
+                ).status_code
+            )
+        )
+        posting.start()
+        try:
+            assert entered.wait(30), "the delivery never reached the database write"
+            assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+            assert answers == []  # the delivery is still held at its write
+        finally:
+            release.set()
+            posting.join(60)
+    assert answers and answers[0] < 500  # answered once the write went on
