@@ -492,7 +492,7 @@ def refreshes(stack) -> list:
     return [j for j in Queue(stack.service.engine).jobs(limit=1000) if j.kind == "jobs_refresh"]
 
 
-def test_prbots_own_check_run_is_no_news(advisory) -> None:
+def test_prbots_own_check_run_and_unselected_steps_are_no_news(advisory) -> None:
     gh = advisory.github
     number, head = open_pr(advisory)
     wait_for(lambda: "GPU jobs" in comment(advisory, number), what="the report")
@@ -502,7 +502,12 @@ def test_prbots_own_check_run_is_no_news(advisory) -> None:
     advisory.deliver("check_run", gh.check_run_event(REPO, mine["id"], "completed"))
     wait_for(advisory.idle, what="idle")
     assert refreshes(advisory) == []
-    # Another app's status of the same head is.
+    # Nor is a status of a step nobody selected (vLLM posts hundreds a build).
+    other = gh.add_status(REPO, head, "buildkite/ci/pr/pre-commit", "success")
+    advisory.deliver("status", gh.status_event(REPO, other))
+    wait_for(advisory.idle, what="idle")
+    assert refreshes(advisory) == []
+    # Another app's status of a selected step of the same head is.
     status = gh.add_status(REPO, head, f"buildkite/ci/pr/{SMOKE}", "pending")
     advisory.deliver("status", gh.status_event(REPO, status))
     wait_for(lambda: "buildkite/ci/pr/" in comment(advisory, number), what="the redraw")

@@ -30,6 +30,7 @@ from bot.github.publish import Publisher, check_run_fields
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
 from bot.jobs.repository_builds import SeenStep
 from bot.jobs.repository_builds import from_json as repository_from_json
+from bot.jobs.repository_checks import StepName, names_for
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.local.git import GitError, run_git
 from bot.report.render import Report, render_markdown
@@ -151,7 +152,7 @@ def _observe_and_keep(
     report_json: dict[str, Any],
     context: dict[str, Any],
     wanted: list[WantedJob],
-) -> dict[str, SeenStep]:
+) -> tuple[dict[str, SeenStep], list[str]]:
     seen, notes = observe_repository_builds(services.db, services.engines, repo, head_sha, wanted)
     if services.client is not None:
         # Other apps' check runs and statuses, for the smoke steps the builds did not show.
@@ -178,7 +179,7 @@ def _observe_and_keep(
             "repository_notes": notes,
         },
     )
-    return seen
+    return seen, notes
 
 
 def queue_refresh(
@@ -191,34 +192,78 @@ def queue_refresh(
     return queue.enqueue(REFRESH_JOB, payload, dedupe_key=key, delay_seconds=delay_seconds)
 
 
-def queue_refresh_for_build(db: sa.Engine, queue: Queue, build: Mapping[str, Any]) -> int:
+def _smoke_steps(report_json: Mapping[str, Any]) -> list[WantedJob]:
+    section = jobs_section(report_from_json(report_json))
+    findings = section.findings if section is not None else []
+    smoke = [f for f in findings if f.get("kind") == GPU_SMOKE and f.get("step_key")]
+    return [WantedJob.from_finding(f) for f in smoke]
+
+
+def names_news(
+    db: sa.Engine,
+    repo: str | None,
+    head_sha: str,
+    *,
+    name: str | None = None,
+    step_key: str | None = None,
+) -> list[tuple[str, int, Any]]:
+    """``(repo, number, installation id)`` of each reported head whose selected smoke steps
+    the news names: a check run's name or a status's context (by the rules' templates), or
+    a build job's step key; with neither, every reported head with a smoke step. A status
+    of a step nobody selected redraws nothing (vLLM posts hundreds a build)."""
+    found = []
+    for found_repo, number in store.heads_with_report(db, head_sha, repo=repo):
+        kept = store.load_full_report(db, found_repo, number, head_sha)
+        steps = _smoke_steps(kept[0]) if kept is not None else []
+        if kept is None or not steps:
+            continue
+        context = kept[1]
+        templates = (context.get("repository_checks") or {}).get("names", ["{key}", "{label}"])
+        names: set[str] = set()
+        for step in steps:
+            names |= names_for(StepName(str(step.step_key), step.name), map(str, templates))
+        if name is not None and name not in names:
+            continue
+        if step_key is not None and step_key not in {s.step_key for s in steps}:
+            continue
+        found.append((found_repo, number, context.get("installation_id")))
+    return found
+
+
+def queue_refresh_for_build(
+    db: sa.Engine, queue: Queue, build: Mapping[str, Any], job: Mapping[str, Any] | None
+) -> int:
     """Queue a redraw of each reported head a Buildkite build prbot did not make is of (the
-    build names its commit, not its repository); how many were queued."""
+    build names its commit, not its repository), when its job is of a selected smoke step
+    (or the news is the build's); how many were queued."""
     commit = build.get("commit")
     if not isinstance(commit, str) or len(commit) != 40:
         return 0
     commit = commit.lower()
-    heads = store.heads_with_report(db, commit)
-    for repo, number in heads:
-        kept = store.load_full_report(db, repo, number, commit)
-        queue_refresh(queue, repo, commit, (kept[1] if kept else {}).get("installation_id"))
+    key = job.get("step_key") if isinstance(job, Mapping) else None
+    if isinstance(job, Mapping) and not isinstance(key, str):
+        return 0  # a job of no step (a wait, a block) is of no selected step
+    heads = names_news(db, None, commit, step_key=key)
+    for repo, _, installation_id in heads:
+        queue_refresh(queue, repo, commit, installation_id)
     return len(heads)
 
 
 def refresh_head(services: Services, repo: str, number: int, head_sha: str) -> bool:
     """The kept report of a head with its smoke steps read again from the repository's own
-    CI, re-rendered and republished; nothing is dispatched. False when there is nothing to
-    redraw (no kept report, no smoke step)."""
+    CI, re-rendered and republished when they changed; nothing is dispatched. False when
+    nothing was redrawn."""
     loaded = store.load_full_report(services.db, repo, number, head_sha)
     if loaded is None:
         return False
     report_json, context = loaded
-    section = jobs_section(report_from_json(report_json))
-    findings = section.findings if section is not None else []
-    wanted = [WantedJob.from_finding(f) for f in findings if f.get("kind") == GPU_SMOKE]
-    if not any(w.step_key for w in wanted):
+    wanted = _smoke_steps(report_json)
+    if not wanted:
         return False
-    _observe_and_keep(services, repo, number, head_sha, report_json, context, wanted)
+    seen, notes = _observe_and_keep(services, repo, number, head_sha, report_json, context, wanted)
+    before = (context.get("repository_builds") or {}, context.get("repository_notes") or [])
+    if ({k: v.to_json() for k, v in seen.items()}, notes) == before:
+        return False  # the same states: the comment would be edited into itself
     republish(services, repo, number, head_sha)
     return True
 
@@ -333,7 +378,7 @@ def dispatch_head(
     wanted = [w for w in wanted if w.engine not in FEATURES or w.engine in features]
     # The repository's own builds first: what they ran or scheduled is reported from them
     # and never built a second time.
-    seen = _observe_and_keep(services, repo, number, head_sha, report_json, context, wanted)
+    seen, _ = _observe_and_keep(services, repo, number, head_sha, report_json, context, wanted)
     covered = {key for key, step in seen.items() if step.ran}
     wanted = [w for w in wanted if not (w.kind == GPU_SMOKE and w.step_key in covered)]
     if not dispatching:

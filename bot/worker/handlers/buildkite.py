@@ -41,7 +41,9 @@ def on_buildkite(ctx: HandlerContext, event: Event) -> None:
     records, waiting = records_for_news(ctx.engine, ENGINE, build["id"], dispatch_key)
     if not records:
         # Not a build prbot made: the repository's own, whose steps a report may show.
-        queue_refresh_for_build(ctx.engine, ctx.queue, build)
+        job = event.payload.get("job")
+        job = job if isinstance(job, dict) else None
+        queue_refresh_for_build(ctx.engine, ctx.queue, build, job)
         return
     services = services_for(ctx, installation_of(ctx.engine, records[0]))
     number = build.get("number")
