@@ -206,6 +206,34 @@ def test_over_the_file_limit_hot_files_come_first_and_every_skipped_file_is_name
     assert "\\`" not in text  # no escaped, literal backtick
 
 
+def test_over_the_file_limit_hot_globs_are_read_in_the_order_the_rules_list_them(
+    git_repo, check_context
+):
+    # vLLM's hot_paths name vllm/v1/attention/** before vllm/model_executor/layers/**, which
+    # sorts first by path: on 0.27.1..0.33.0 (over 300 hot files) no attention backend was
+    # read. The backend is reviewed; the layers files are the ones left.
+    layers = {f"vllm/model_executor/layers/helper_{n}.py": f"x = {n}\n" for n in range(3)}
+    limit = "checks:\n  review:\n    max_files: 2\n"
+    section, _ = _section(git_repo, check_context, {BACKEND: _changed_backend(), **layers}, limit)
+    points = [f for f in section.findings if f["pattern"] != "not-reviewed"]
+    skipped = [f["path"] for f in section.findings if f["pattern"] == "not-reviewed"]
+    assert {f["path"] for f in points} == {BACKEND}
+    assert skipped == [
+        "vllm/model_executor/layers/helper_1.py",
+        "vllm/model_executor/layers/helper_2.py",
+    ]
+
+
+def test_no_points_with_files_left_unread_says_how_many_were_read(git_repo, check_context):
+    # "no review points on changed lines" was untrue: the files past the limit have changed
+    # lines nobody read.
+    layers = {f"vllm/model_executor/layers/helper_{n}.py": f"x = {n}\n" for n in range(3)}
+    limit = "checks:\n  review:\n    max_files: 2\n"
+    section, _ = _section(git_repo, check_context, layers, limit)
+    assert section.status == Status.WARN
+    assert section.summary == "no review points in the 2 files read: 1 file not reviewed"
+
+
 def test_points_are_a_list_with_the_reason_first(git_repo, check_context):
     # A table's Why column ran past GitHub's 780 px comment width.
     section, snapshot = _section(git_repo, check_context, {BACKEND: _changed_backend()})

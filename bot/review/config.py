@@ -156,5 +156,5 @@ class ReviewRules(CheckRules):
     # Files reviewed per PR, hot ones first; each file past it is a not-reviewed finding.
     max_files: int = Field(default=300, ge=1)
     # Where the review points live (backend and kernel code, globs): read before the rest,
-    # so a PR over max_files still gets its backend reviewed.
+    # in the order listed, so a PR over max_files still gets its backend reviewed.
     hot_paths: list[str] = Field(default_factory=list)
