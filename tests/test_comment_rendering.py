@@ -208,3 +208,23 @@ def test_a_skipped_section_carries_no_fold():
     assert "⏭️ **GPU jobs**: no GPU job needed" in text
     assert "Details: GPU jobs" not in text and "v1-attention-h100" not in text
     assert shape.opened.get("details") == text.count("<details>") >= 1  # the other one stays
+
+
+def test_integration_notes_quote_machine_text_as_code_not_literal_backticks():
+    # vLLM 0.27.1 -> 0.33.0: the opt-in reason and an optional import's guard carried quoted
+    # names, shown on main as literal backticks.
+    base = {"path": "vllm/a.py", "line": 3, "introduced_at": "vllm/a.py:3", "missing_in": []}
+    base |= {"rule": "attention-backend"}
+    opt_in = base | {
+        "symbol": "B12X",
+        "where": "CUDA priority lists",
+        "optional": True,
+        "opt_in": "opt-in: needs `b12x` (probed for at `vllm/utils/b12x.py:25`)",
+    }
+    guard = base | {"symbol": "moonep", "where": "requirements", "optional": True,
+                    "guard": "a `type: ignore[import-not-found]` mark"}  # fmt: skip
+    section = Section("integration", Status.PASS, "x", [opt_in, guard], data={})
+    html = render_gfm(render_markdown(Report("o/r", 1, "a" * 40, "b" * 40, [section])))
+    assert "<code>b12x</code>" in html and "<code>vllm/utils/b12x.py:25</code>" in html
+    assert "<code>type: ignore[import-not-found]</code>" in html
+    assert "`" not in re.sub(r"<code>.*?</code>", "", html)
