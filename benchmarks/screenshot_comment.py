@@ -2,11 +2,12 @@
 
     uv run python benchmarks/screenshot_comment.py [--markdown FILE] [--out PNG] [--open-folds]
     PRBOT_BENCH_CACHE=~/.cache/prbot-bench uv run python benchmarks/screenshot_comment.py \
-        --pair 0.20.2 0.21.0 --baseline main --write-page
+        --pair 0.20.2 0.21.0 --baseline main
 
 ``--pair`` renders a real vLLM release diff instead of the demo; ``--baseline REV`` renders
-the same diff with prbot as of REV (``git archive`` into a temp dir) and ``--write-page``
-puts both sets of figures in docs/benchmarks/comment_rendering.md.
+the same diff with prbot as of REV (``git archive`` into a temp dir) and prints its figures.
+The figures measured in the browser on real reports (docs/benchmarks/comment_rendering.md)
+come from ``benchmarks/comment_rendering.py``, which uses this module's page.
 
 Without ``--markdown`` or ``--pair`` it runs ``prbot demo`` (about a minute: the whole webhook
 path on the local GitHub test server) and takes the comment it posted. The Markdown is rendered with
@@ -75,7 +76,6 @@ def demo_comment() -> str:
 
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = ROOT / "docs" / "benchmarks" / "comment_rendering.md"
 
 
 def pair_comment(base: str, head: str, revision: str | None = None) -> str:
@@ -185,7 +185,6 @@ def main() -> int:
     parser.add_argument("--markdown", help="a comment body to render (default: run prbot demo)")
     parser.add_argument("--pair", nargs=2, metavar=("BASE", "HEAD"), help="vLLM versions")
     parser.add_argument("--baseline", metavar="REV", help="also render --pair with prbot at REV")
-    parser.add_argument("--write-page", action="store_true", help=f"write {PAGE.name}")
     parser.add_argument("--out", default="/tmp/prbot-comment.png", help="the PNG to write")
     parser.add_argument("--open-folds", action="store_true", help="show every <details> open")
     parser.add_argument("--height", type=int, default=1400, help="window height in pixels")
@@ -209,24 +208,7 @@ def main() -> int:
         before = pair_comment(*args.pair, revision=args.baseline)
         theirs = figures(before, render_page(before, open_folds=False))
         print(f"baseline {args.baseline}: {theirs}")
-        if args.write_page:
-            write_page(args.pair, args.baseline, ours, theirs)
     return 0
-
-
-def write_page(versions: list[str], baseline: str, ours: dict, theirs: dict) -> None:
-    rows = "\n".join(f"| {name} | {theirs[name]:,} | {ours[name]:,} |" for name in ours)
-    PAGE.write_text(
-        "# Comment rendering on a real vLLM diff\n\n"
-        "```sh\nPRBOT_BENCH_CACHE=~/.cache/prbot-bench "
-        "uv run python benchmarks/screenshot_comment.py"
-        f" \\\n    --pair {versions[0]} {versions[1]} --baseline {baseline} --write-page\n```\n\n"
-        f"`prbot check` on vLLM {versions[0]} → {versions[1]} (the release diff, uv resolution"
-        " off), rendered with cmark-gfm as GitHub does, by this branch and by prbot at"
-        f" `{baseline}` in the same run. Everything but the sizes should be 0.\n\n"
-        f"| Figure | {baseline} | this branch |\n| --- | ---: | ---: |\n{rows}\n"
-    )
-    print(f"wrote {PAGE}")
 
 
 if __name__ == "__main__":
