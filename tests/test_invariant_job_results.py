@@ -355,19 +355,22 @@ def test_a_buildkite_build_prbot_did_not_create_never_reports(bk_stack) -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "made_by"),
+    ("source", "made_by", "for_pr"),
     [
         # Another user's API token (a maintainer's own, or the repository's /ci run bot):
         # source api, like prbot's, but its creator is that token's user.
-        ("api", "another token"),
+        ("api", "another token", "this PR"),
         # A trigger step a PR's code uploaded into prbot's own build (its creator may be
         # prbot's user), and a build started in Buildkite's web UI.
-        ("trigger_job", "prbot's token"),
-        ("ui", "prbot's token"),
+        ("trigger_job", "prbot's token", "this PR"),
+        ("ui", "prbot's token", "this PR"),
+        # prbot's own build for another PR at the same commit (the branch opened twice),
+        # whose code set that build's prbot_dispatch to this PR's pending key.
+        ("api", "prbot's token", "another PR"),
     ],
 )
 def test_a_build_prbots_token_did_not_create_is_not_taken_for_a_pending_dispatch(
-    bk_stack, source: str, made_by: str
+    bk_stack, source: str, made_by: str, for_pr: str
 ) -> None:
     stack, bk, gh = bk_stack, bk_stack.buildkite, bk_stack.github
     # Buildkite is down when prbot creates the build: the claim is recorded, its build not.
@@ -391,6 +394,7 @@ def test_a_build_prbots_token_did_not_create_is_not_taken_for_a_pending_dispatch
         meta_data={"prbot_dispatch": claim.dispatch_key},
         source=source,
         creator=creator,
+        pull_request_id=number if for_pr == "this PR" else number + 1,
     )
     listed = httpx.get(
         f"{bk.url}{bk.pipeline_path}/builds/{made}",

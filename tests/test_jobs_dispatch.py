@@ -91,8 +91,8 @@ def test_a_crash_after_create_is_resumed_without_a_second_build(engine, buildkit
             real.create_build(request)
             raise SystemExit("worker killed between create and record")
 
-        def find_build(self, key: str, commit: str, *, repo: str):
-            return real.find_build(key, commit, repo=repo)
+        def find_build(self, key: str, commit: str, *, repo: str, pr: int | None = None):
+            return real.find_build(key, commit, repo=repo, pr=pr)
 
     with pytest.raises(SystemExit):
         run(engine, buildkite, tmp_path, engines=lambda name: CrashAfterCreate())
@@ -128,7 +128,7 @@ def test_a_refusal_is_stored_and_an_outage_retried(engine, buildkite, tmp_path) 
         def create_build(self, request):
             raise EngineError("Buildkite answered 503: down", transient=self.transient)
 
-        def find_build(self, key, commit, *, repo):
+        def find_build(self, key, commit, *, repo, pr=None):
             return None
 
     with pytest.raises(EngineError):

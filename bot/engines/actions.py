@@ -184,11 +184,15 @@ class ActionsEngine:
         found = self.find_build(key, request.head_sha, repo=request.repo)
         return found or BuildRef("actions", pending_build_id(key), None, "")
 
-    def find_build(self, dispatch_key: str, commit: str, *, repo: str) -> BuildRef | None:
+    def find_build(
+        self, dispatch_key: str, commit: str, *, repo: str, pr: int | None = None
+    ) -> BuildRef | None:
         """The run a dispatch with this key made: a ``workflow_dispatch`` run of prbot's
         workflow in ``repo`` whose actor is the App's bot, never a run of another event
         that merely took the name (a fork PR's ``pull_request`` workflow can), nor a
-        writer's own dispatch of the workflow with the key (its actor is the writer)."""
+        writer's own dispatch of the workflow with the key (its actor is the writer).
+        (``pr`` is not checked: a run's inputs are not in GitHub's listing, and only prbot's
+        dispatch starts a run as the App's bot.)"""
         if self.actor is None:
             return None
         path = f"/actions/workflows/{self.workflow}/runs?event=workflow_dispatch&per_page=100"

@@ -111,9 +111,12 @@ class Engine(Protocol):
 
     def create_build(self, request: BuildRequest) -> BuildRef: ...
 
-    def find_build(self, dispatch_key: str, commit: str, *, repo: str) -> BuildRef | None:
-        """The build prbot created under this key, as the engine's API lists it (a build
-        anyone else made, whatever its meta-data or name says, is never it), or None."""
+    def find_build(
+        self, dispatch_key: str, commit: str, *, repo: str, pr: int | None = None
+    ) -> BuildRef | None:
+        """The build prbot created under this key for PR ``pr`` of ``repo``, as the engine's
+        API lists it (a build anyone else made, whatever its meta-data or name says, is never
+        it), or None."""
         ...
 
     def jobs(self, build: BuildRef) -> list[JobState]: ...

@@ -34,6 +34,13 @@ from bot.engines.base import (
 from bot.engines.buildkite_builds import PER_PAGE, BuildkiteBuilds, pipeline_settings
 
 DEFAULT_API_URL = "https://api.buildkite.com"
+
+
+def _pull_request_id(build: dict) -> str | None:
+    pull = build.get("pull_request")
+    return str(pull.get("id")) if isinstance(pull, dict) and pull.get("id") is not None else None
+
+
 log = logging.getLogger(__name__)
 
 
@@ -136,12 +143,15 @@ class BuildkiteEngine:
         return self._ref(self._call("POST", f"{self.base}/builds", json=body).json())
 
     def find_build(
-        self, dispatch_key: str, commit: str, *, repo: str | None = None
+        self, dispatch_key: str, commit: str, *, repo: str | None = None, pr: int | None = None
     ) -> BuildRef | None:
         """The build an earlier attempt created with this key: one made through the API
         (``source: api``) by prbot's token's own user (its ``creator``), never one whose
         meta-data a PR's code set from inside a build (``webhook``, ``trigger_job``: any
-        build running PR code can), nor an API build another token made with the key."""
+        build running PR code can), nor an API build another token made with the key. With
+        ``pr``, the build's ``pull_request.id`` (set when it was created; no build step can
+        change it) must be that PR: prbot's build for another PR at the same commit, whose
+        code set its meta-data to this key, is not this dispatch's."""
         me = self.own_user()
         params = {f"meta_data[{DISPATCH_META}]": dispatch_key, "commit": commit}
         found = self._call("GET", f"{self.base}/builds", params=params).json()
@@ -153,6 +163,7 @@ class BuildkiteEngine:
             and isinstance(build.get("creator"), dict)
             and build["creator"].get("id") == me
             and build.get("commit") == commit
+            and (pr is None or _pull_request_id(build) == str(pr))
             and isinstance(build.get("number"), int)
             and (build.get("meta_data") or {}).get(DISPATCH_META) == dispatch_key
         ]

@@ -59,7 +59,7 @@ def bind_reported_build(
     dispatch_key = str(first.dispatch_key)
     try:
         found = services.engines(build.engine).find_build(
-            dispatch_key, first.commit_sha, repo=first.key.repo
+            dispatch_key, first.commit_sha, repo=first.key.repo, pr=first.key.number
         )
     except EngineError as exc:
         # Not bound: the dispatch's own retry looks its build up again (bot/worker/ci/dispatch.py).

@@ -88,7 +88,7 @@ def _resume(
         return
     first = records[0]
     engine = engines(first.engine)
-    ref = engine.find_build(key, first.commit_sha, repo=first.key.repo)
+    ref = engine.find_build(key, first.commit_sha, repo=first.key.repo, pr=first.key.number)
     if ref is None and moved:
         store.fail_dispatch(db, key, "not started: the PR's head moved", state="canceled")
         return
