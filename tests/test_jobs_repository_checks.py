@@ -38,6 +38,14 @@ def test_a_label_is_slugged_as_buildkite_writes_a_status_context():
         "buildkite/ci/pr/b200-v1-attention",
     }
     assert names_for(SMOKE, ["{unknown}", "{0}", "{key"]) == set()
+    assert names_for(OTHER, ["{slug_words}"]) == {"kernels-plus-moe-b200"}
+    assert names_for(StepName("k", "Dist / pp.2"), ["{slug_words}"]) == {"dist-slash-pp-dot-2"}
+
+
+def test_a_shard_of_a_step_names_the_step():
+    statuses = [status("buildkite/ci/pr/v1-attention-b200-2", "failure")]
+    assert seen(statuses=statuses)["v1-attention-b200"][:2] == ("failed", True)
+    assert seen(statuses=[status("buildkite/ci/pr/v1-attention-b200-x", "failure")]) == {}
 
 
 def test_vllms_statuses_name_steps_by_key_or_label_and_the_build_status_names_none():

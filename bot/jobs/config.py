@@ -160,8 +160,8 @@ class RepositoryChecksRules(_Strict):
 
     # A check run's name or a status's context names a step when it is one of these filled
     # in: {key} the step key, {label} its label, {slug} the label lower-cased with each run
-    # of other characters one "-" (vLLM: buildkite/ci/pr/{key}, buildkite/ci/pr/{slug}).
-    # Empty: none are read.
+    # of other characters one "-", {slug_words} the same with + / . as plus, slash, dot
+    # (vLLM: buildkite/ci/pr/ and each slug); "<name>-<n>" is a shard. Empty: none read.
     names: list[str] = Field(default_factory=lambda: ["{key}", "{label}"], max_length=20)
 
 

@@ -5,10 +5,13 @@ in (``GET …/commits/{sha}/check-runs``' ``check_runs``, ``GET …/commits/{sha
 
 A check run or status names a step when its name (a check run's) or context (a status's) is
 one of the rules' templates filled in for that step (``checks.jobs.repository_checks.names``):
-``{key}`` the step key, ``{label}`` its label, ``{slug}`` the label as Buildkite spells it in
-a status context (lower case, each run of other characters one ``-``). vLLM's Buildkite posts
-one commit status per job, ``buildkite/ci/pr/<key or label slug>``, beside
-``buildkite/ci/pr`` for the whole build. prbot's own check run is never counted.
+``{key}`` the step key, ``{label}`` its label, ``{slug}`` the label lower-cased with each run
+of other characters one ``-``, ``{slug_words}`` the same with ``+``, ``/`` and ``.`` written as
+words first (``plus``, ``slash``, ``dot``). A name followed by ``-<n>`` is one shard of a
+step with ``parallelism``. vLLM's Buildkite posts one commit status per job,
+``buildkite/ci/pr/<key or label slug>``, beside ``buildkite/ci/pr`` for the whole build (the
+spellings public tools that replay vLLM's statuses match: the key, the label slug either
+way, a numeric shard suffix). prbot's own check run is never counted.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from bot.jobs.repository_builds import SeenStep
 
 CHECK_RUN, STATUS = "check_run", "status"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_SHARD = re.compile(r"^(.+)-\d{1,4}$")
+_WORDS = (("+", " plus "), ("/", " slash "), (".", " dot "))
 # GitHub check run (status, conclusion) -> the word the jobs section draws, and whether the
 # step ran, runs or will run (prbot sends no second build of it).
 _RUNNING = {"queued": "scheduled", "requested": "scheduled", "waiting": "waiting",
@@ -55,9 +60,21 @@ def label_slug(label: str) -> str:
     return _NOT_ALNUM.sub("-", label.lower()).strip("-")
 
 
+def label_slug_words(label: str) -> str:
+    """The slug with ``+``, ``/`` and ``.`` as words: ``Kernels + MoE`` -> ``kernels-plus-moe``."""
+    for char, word in _WORDS:
+        label = label.replace(char, word)
+    return label_slug(label)
+
+
 def names_for(step: StepName, templates: Iterable[str]) -> set[str]:
     """The check run names and status contexts that name ``step``."""
-    fields = {"key": step.key, "label": step.label, "slug": label_slug(step.label)}
+    fields = {
+        "key": step.key,
+        "label": step.label,
+        "slug": label_slug(step.label),
+        "slug_words": label_slug_words(step.label),
+    }
     found = set()
     for template in templates:
         try:
@@ -101,6 +118,13 @@ def steps_in_checks(
             by_name.setdefault(name, step.key)
     seen: dict[str, SeenStep] = {}
 
+    def step_of(name: object) -> str | None:
+        text = str(name)
+        if text in by_name:
+            return by_name[text]
+        shard = _SHARD.match(text)  # "<name>-3": one job of a step with parallelism
+        return by_name.get(shard.group(1)) if shard else None
+
     def keep(key: str, state: str, ran: bool, url: str, context: str, source: str) -> None:
         earlier = seen.get(key)
         if earlier is not None and (earlier.ran or not ran):
@@ -110,7 +134,7 @@ def steps_in_checks(
     for run in check_runs:
         if not isinstance(run, Mapping) or _is_own(run, own_app_id, own_slug):
             continue
-        key = by_name.get(str(run.get("name")))
+        key = step_of(run.get("name"))
         state = _check_run_state(run) if key else None
         if key and state:
             url = str(run.get("details_url") or run.get("html_url") or "")
@@ -118,7 +142,7 @@ def steps_in_checks(
     for status in statuses:
         if not isinstance(status, Mapping):
             continue
-        key = by_name.get(str(status.get("context")))
+        key = step_of(status.get("context"))
         state = _STATUS.get(str(status.get("state"))) if key else None
         if key and state:
             url = str(status.get("target_url") or "")
