@@ -11,6 +11,9 @@ so what holds is the binding to the engine's own id, not the key's secrecy.
 from __future__ import annotations
 
 import hashlib
+import signal
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -434,3 +437,82 @@ def test_a_replayed_token_mode_delivery_is_refused(bk_stack) -> None:
     assert bk.deliver("job.finished", captured) == 202
     assert bk.deliver("job.finished", captured) == 200
     wait_for(lambda: "✅ passed" in bk_report(stack, number), what="the pass")
+
+
+def test_a_real_worker_process_binds_none_of_the_forged_runs(tmp_path) -> None:
+    # The attacks of rows 5 and 12 of docs/benchmarks/redteam_job_results.md once more, with
+    # the binding done by a real `prbot worker` process (the stack's intake stores, the
+    # worker process reads the queue, asks the engines and writes the records).
+    with LocalStack(
+        tmp_path / "stack", default_rules="vllm", buildkite=True, with_worker=False
+    ) as stack:
+        gh, bk = stack.github, stack.buildkite
+        gh.create_repo(
+            REPO,
+            installation_id=INSTALLATION_ID,
+            files={".github/prbot.yml": RULES, "widgets/core.py": "x = 1\n"},
+        )
+        gh.set_permission(REPO, "maintainer", "write")
+        gh.create_repo(
+            BK_REPO,
+            installation_id=INSTALLATION_ID,
+            files={".github/prbot.yml": BK_RULES, "kernels/mla.py": "x = 1\n"},
+        )
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "bot", "worker"],
+            env=stack.worker_environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            # Actions: a writer's own dispatch of prbot's workflow, titled with the pending key.
+            number, head, key = pending_dispatch(stack)
+            by_hand = gh.actions.add_run(
+                REPO,
+                head_sha=head,
+                title=f"prbot {key}",
+                event="workflow_dispatch",
+                workflow="prbot-gpu.yml",
+                actor="maintainer",
+            )
+            stack.deliver(
+                "workflow_run", gh.actions.finish(by_hand, "success", jobs={SMOKE: "success"})
+            )
+            # Buildkite: prbot's build for another PR at the same commit, its prbot_dispatch
+            # set to a claim's key while Buildkite refuses the claim's create.
+            bk.create_status = 503
+            gh.commit(BK_REPO, "feature", {"kernels/mla.py": "x = 2\n"})
+            pull = gh.open_pull_request(
+                BK_REPO, head_branch="feature", title="T", author="m", author_association="MEMBER"
+            )
+            bk_number, bk_head = pull["number"], pull["head"]["sha"]
+            stack.deliver("pull_request", gh.pull_request_event(BK_REPO, bk_number, "opened"))
+            wait_for(lambda: bk.count_calls("POST", "/builds") >= 1, what="the refused create")
+            wait_for(stack.idle, what="idle")
+            (claim,) = jobs_store.records_for_head(
+                stack.service.engine, BK_REPO, bk_number, bk_head
+            )
+            other = bk.add_build(
+                bk_head,
+                {BK_STEP: "scheduled"},
+                branch="feature",
+                meta_data={"prbot_dispatch": claim.dispatch_key},
+                source="api",
+                creator=bk.users[bk.token],
+                pull_request_id=bk_number + 1,
+            )
+            bk.finish_job(other, BK_STEP, "passed")
+            wait_for(stack.idle, what="idle")
+            assert "✅ passed" not in report(stack, number)
+            assert "✅ passed" not in bk_report(stack, bk_number)
+            record = jobs_store.get_record(stack.service.engine, claim.key)
+            assert record is not None and record.build_id is None
+            # The real run is still the job's result, through the same worker process.
+            (real,) = gh.actions.start_pending()
+            stack.deliver(
+                "workflow_run", gh.actions.finish(real, "failure", jobs={SMOKE: "failure"})
+            )
+            wait_for(lambda: "❌ failed" in report(stack, number), what="the real run's failure")
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=30)

@@ -179,6 +179,16 @@ class LocalStack:
                 "PRBOT_GITHUB_WRITE_INTERVAL": "0",
             }
         )
+        if self.buildkite is not None:
+            env.update(
+                {
+                    "PRBOT_BUILDKITE_ORGANIZATION": self.buildkite.organization,
+                    "PRBOT_BUILDKITE_PIPELINE": self.buildkite.pipeline,
+                    "PRBOT_BUILDKITE_TOKEN": BUILDKITE_API_TOKEN,
+                    "PRBOT_BUILDKITE_API_URL": self.buildkite.url,
+                    "PRBOT_BUILDKITE_WEBHOOK_TOKEN": BUILDKITE_WEBHOOK_TOKEN,
+                }
+            )
         return env
 
 
