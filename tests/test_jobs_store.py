@@ -143,3 +143,18 @@ def test_the_full_report_is_kept_per_head(engine: sa.Engine) -> None:
     store.save_full_report(engine, "acme/widgets", 7, HEAD, {"sections": []}, {"a": 1})
     store.save_full_report(engine, "acme/widgets", 7, HEAD, {"sections": [1]}, {"a": 2})
     assert store.load_full_report(engine, "acme/widgets", 7, HEAD) == ({"sections": [1]}, {"a": 2})
+
+
+def test_the_heads_with_a_report_are_found_by_commit(engine: sa.Engine) -> None:
+    for repo, number in (("acme/widgets", 7), ("acme/widgets", 3), ("acme/fork", 1)):
+        store.save_full_report(engine, repo, number, HEAD, {"sections": []}, {})
+    store.save_full_report(engine, "acme/widgets", 9, "b" * 40, {"sections": []}, {})
+    assert store.heads_with_report(engine, HEAD) == [
+        ("acme/fork", 1),
+        ("acme/widgets", 3),
+        ("acme/widgets", 7),
+    ]
+    assert store.heads_with_report(engine, HEAD, repo="acme/widgets", limit=1) == [
+        ("acme/widgets", 3)
+    ]
+    assert store.heads_with_report(engine, "c" * 40) == []
