@@ -47,7 +47,8 @@ FEATURES: dict[str, Feature] = {
     for feature in (
         Feature(
             "dispatch",
-            "GPU jobs dispatched to the repository's CI (a Buildkite token with write_builds)",
+            "GPU jobs dispatched to the repository's CI (a Buildkite token with write_builds, "
+            "read_artifacts and read_user)",
             "teams in checks.jobs.trusted_teams cannot be read, so their members are not trusted",
             {"members": ("read", "trust by team membership (checks.jobs.trusted_teams)")},
         ),
