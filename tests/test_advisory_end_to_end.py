@@ -290,6 +290,18 @@ def test_a_review_decision_short_of_approved_delegates_nothing(dispatching) -> N
     wait_for(lambda: len(prbot_builds(dispatching.buildkite)) == 1, what="prbot's build")
 
 
+def test_a_review_decision_github_will_not_give_is_said(dispatching) -> None:
+    gh = dispatching.github
+    number, _ = open_pr(dispatching, association="CONTRIBUTOR")
+    wait_for(lambda: "awaiting" in comment(dispatching, number), what="the report")
+    wait_for(dispatching.idle, what="idle")
+    gh.add_review(REPO, number, "maintainer", "APPROVED")
+    gh.inject("POST", r"/graphql", status=403)
+    author_approves(dispatching, number)
+    assert "did not answer with the PR's reviewDecision" in bot_replies(dispatching, number)[-1]
+    assert prbot_builds(dispatching.buildkite) == []
+
+
 def test_a_readers_review_delegates_nothing(dispatching) -> None:
     gh = dispatching.github
     number, _ = open_pr(dispatching, association="CONTRIBUTOR")

@@ -33,7 +33,8 @@ def _trusted_review(call: CommandCall, approval: ApprovalRules, head_sha: str) -
     """Whether a trusted reviewer approved this head: ``head`` when one's latest review
     approves ``head_sha`` and none's asks for changes (and, where the rules say so, GitHub's
     reviewDecision is APPROVED, as vLLM's has_trusted_approval asks first); ``earlier`` when
-    the only trusted approvals are of earlier commits; ``none`` otherwise."""
+    the only trusted approvals are of earlier commits; ``unread`` when GitHub would not say
+    the reviewDecision; ``none`` otherwise."""
     client = call.client
     assert client is not None
     if approval.review_decision:
@@ -41,7 +42,7 @@ def _trusted_review(call: CommandCall, approval: ApprovalRules, head_sha: str) -
             decision = client.review_decision(call.repo, call.number)
         except GithubException as exc:
             log.info("%s#%s: reviewDecision not read (%s)", call.repo, call.number, exc.status)
-            return "none"
+            return "unread"
         if decision != "APPROVED":
             return "none"
     latest = reviews_of_head(client.pull_reviews(call.repo, call.number), head_sha)
@@ -130,6 +131,8 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
         if not allowed and reviewed == "earlier":
             # A review approves the code it saw: a push since then needs a new one.
             why += f" (the approval is of an earlier commit, not of `{pull.head_sha[:12]}`)"
+        elif not allowed and reviewed == "unread":
+            why += " (GitHub did not answer with the PR's reviewDecision; try again later)"
         if call.commenter.lower() != pull.author.lower() or not allowed:
             text = f"@{call.commenter} {why}; `{call.command.as_typed}` approved nothing."
             key = f"approve_refused:{call.repo}#{call.number}@{call.comment.get('id')}"
