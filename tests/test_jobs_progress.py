@@ -252,3 +252,13 @@ def test_the_chart_names_the_backend_once_lays_labels_out_apart_and_starts_at_ze
     # Labels with no shared first word are kept whole.
     mixed = mermaid_chart("x", [{"config": "A 1", "ratio": 1.5}, {"config": "B 1", "ratio": 1}])
     assert '["A 1", "B 1"]' in mixed and "0 --> 1.5" in mixed
+
+
+def test_a_failure_with_no_history_to_explain_it_fails_the_check_by_default() -> None:
+    # With fail_on [new] alone, a repository whose GPU workflow runs only on dispatch (no
+    # base-branch runs, so every failure is unknown) never got a red check for a real
+    # failure. Unknown is the PR's until shown otherwise; the rules may still turn it off.
+    records = [record("Lone one", "failed", signal=signal("unknown", "no runs on main"))]
+    assert overlay(section(finding("Lone one")), records).status == Status.FAIL
+    relaxed = overlay(section(finding("Lone one")), records, fail_on=("new",))
+    assert relaxed.status == Status.WARN

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.core.sections import CheckRules
 from bot.jobs.selection import RuleJob
 
+# Failures that fail the check when the rules name none (CiSignalRules.fail_on says why).
+DEFAULT_FAIL_ON = ("new", "unknown")
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -119,9 +122,12 @@ class CiSignalRules(_Strict):
     # In dispatch mode, a failure with no trunk history is retried once on the same
     # commit before it is called new.
     retry: bool = True
-    # Classifications that fail the check run; the others are shown and pass.
+    # Classifications that fail the check run; the others are shown and pass. ``unknown``
+    # fails by default: a failure prbot cannot explain (no base-branch history yet, as in a
+    # repository whose GPU workflow runs only on dispatch) is still the PR's until shown
+    # otherwise; only a failure shown flaky or broken on trunk stops blocking.
     fail_on: list[Literal["new", "unknown", "broken_trunk", "flaky"]] = Field(
-        default_factory=lambda: ["new"]
+        default_factory=lambda: list(DEFAULT_FAIL_ON)
     )
 
     def thresholds(self) -> dict[str, int]:

@@ -18,6 +18,7 @@ from bot.core.sections import Section, Status
 from bot.jobs.bench_markdown import headline
 from bot.jobs.benchmark_results import samples_from_runs
 from bot.jobs.compare import FAILED, IMPROVEMENT, INCONCLUSIVE, REGRESSION, compare
+from bot.jobs.config import DEFAULT_FAIL_ON
 from bot.jobs.paired_runs import judge
 from bot.jobs.records import ACTIVE, JobRecord
 from bot.jobs.selection import BENCHMARK
@@ -138,7 +139,7 @@ def overlay(
     reused_base: Mapping[str, JobRecord] | None = None,
     factor: float = 0.05,
     alpha: float = 0.05,
-    fail_on: Sequence[str] = ("new",),
+    fail_on: Sequence[str] = DEFAULT_FAIL_ON,
 ) -> Section:
     """``section`` with each finding's status, link and benchmark comparisons from records,
     and each failed job's classification; only failures in ``fail_on`` (or not classified)
@@ -235,7 +236,10 @@ def blocking(finding: Mapping[str, Any], fail_on: Sequence[str]) -> bool:
 
 
 def summarize(
-    findings: Sequence[Mapping[str, Any]], section: Section, *, fail_on: Sequence[str] = ("new",)
+    findings: Sequence[Mapping[str, Any]],
+    section: Section,
+    *,
+    fail_on: Sequence[str] = DEFAULT_FAIL_ON,
 ) -> tuple[Status, str]:
     states = [str(f.get("status")) for f in findings]
     if all(s in ("selected", "awaiting_approval") for s in states):

@@ -27,6 +27,7 @@ from bot.engines.base import Engine, make_engine
 from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
+from bot.jobs.config import DEFAULT_FAIL_ON
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
 from bot.jobs.repository_builds import SeenStep
 from bot.jobs.repository_builds import from_json as repository_from_json
@@ -487,7 +488,7 @@ def republish(services: Services, repo: str, number: int, head_sha: str) -> bool
         reused_base=_reusable_bases(services.db, head, wanted),
         factor=float(benchmark.get("factor", 0.05)),
         alpha=float(benchmark.get("alpha", 0.05)),
-        fail_on=tuple((context.get("ci_signal") or {}).get("fail_on", ["new"])),
+        fail_on=tuple((context.get("ci_signal") or {}).get("fail_on", DEFAULT_FAIL_ON)),
         repository=repository_from_json(context.get("repository_builds") or {}),
         notes=[str(n) for n in context.get("repository_notes") or []][:5],
         dispatching="dispatch" in features_of(context),

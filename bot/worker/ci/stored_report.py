@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from bot.core.sections import Section, Status
-from bot.jobs.progress import overlay
+from bot.jobs.progress import DEFAULT_FAIL_ON, overlay
 from bot.jobs.records import JobRecord
 from bot.jobs.repository_builds import SeenStep, annotate
 from bot.report.render import Report
@@ -84,7 +84,7 @@ def with_job_progress(
     reused_base: Mapping[str, JobRecord] | None = None,
     factor: float = 0.05,
     alpha: float = 0.05,
-    fail_on: Sequence[str] = ("new",),
+    fail_on: Sequence[str] = DEFAULT_FAIL_ON,
     repository: Mapping[str, SeenStep] | None = None,
     notes: Sequence[str] = (),
     dispatching: bool = True,
