@@ -122,6 +122,11 @@ def test_an_untrusted_pr_changing_the_generator_gets_the_base_generator(tmp_path
     [trusted] = run_hook(hook(), head, changed_paths=changed, trusted=True, **common)
     assert trusted.ran_generator_from == "head" and trusted.generated.startswith(b"pwned")
     assert not trusted.in_sync
+    # Trust is the head's: an author's association, or a local `prbot check`, which has no
+    # author to judge ("the author is trusted" was untrue there).
+    assert trusted.notes == [
+        "the PR changes this generator; ran the PR's generator (the head is trusted)"
+    ]
 
 
 def test_a_generator_command_that_does_not_exist_is_a_finding(tmp_path):

@@ -339,7 +339,7 @@ def check_doc(
         result.notes.append(
             "the PR changes the doc's generator; "
             + (
-                "ran the PR's generator (the author is trusted)"
+                "ran the PR's generator (the head is trusted)"
                 if run.ran_from == "head"
                 else "ran the base revision's generator (the author is not trusted)"
                 if not trusted

@@ -144,7 +144,7 @@ def run_hook(
             result.notes.append(
                 "the PR changes this generator; "
                 + (
-                    "ran the PR's generator (the author is trusted)"
+                    "ran the PR's generator (the head is trusted)"
                     if not use_base_tooling
                     else "ran the base revision's generator (the author is not trusted)"
                     if not trusted
