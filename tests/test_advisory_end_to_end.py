@@ -519,8 +519,8 @@ def test_prbots_own_check_run_and_unselected_steps_are_no_news(advisory) -> None
     advisory.deliver("status", gh.status_event(REPO, other))
     wait_for(advisory.idle, what="idle")
     assert refreshes(advisory) == []
-    # Another app's status of a selected step of the same head is.
-    status = gh.add_status(REPO, head, f"buildkite/ci/pr/{SMOKE}", "pending")
+    # Another app's status of a selected step of the same head is (here of its second shard).
+    status = gh.add_status(REPO, head, f"buildkite/ci/pr/{SMOKE}-2", "pending")
     advisory.deliver("status", gh.status_event(REPO, status))
     wait_for(lambda: "buildkite/ci/pr/" in comment(advisory, number), what="the redraw")
     assert len(refreshes(advisory)) == 1

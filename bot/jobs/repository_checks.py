@@ -84,6 +84,15 @@ def names_for(step: StepName, templates: Iterable[str]) -> set[str]:
     return found
 
 
+def named(name: str, names: set[str] | dict[str, str]) -> str | None:
+    """The one of ``names`` that ``name`` is, or is a shard of (``<name>-3``: one job of a
+    step with parallelism); None when it names none."""
+    if name in names:
+        return name
+    shard = _SHARD.match(name)
+    return shard.group(1) if shard and shard.group(1) in names else None
+
+
 def _check_run_state(run: Mapping[str, Any]) -> tuple[str, bool] | None:
     status = run.get("status")
     if status == "completed":
@@ -119,11 +128,8 @@ def steps_in_checks(
     seen: dict[str, SeenStep] = {}
 
     def step_of(name: object) -> str | None:
-        text = str(name)
-        if text in by_name:
-            return by_name[text]
-        shard = _SHARD.match(text)  # "<name>-3": one job of a step with parallelism
-        return by_name.get(shard.group(1)) if shard else None
+        found = named(str(name), by_name)
+        return by_name[found] if found is not None else None
 
     def keep(key: str, state: str, ran: bool, url: str, context: str, source: str) -> None:
         earlier = seen.get(key)
