@@ -64,6 +64,19 @@ def test_a_record_is_bound_to_one_build_and_never_rebound(engine: sa.Engine) -> 
     assert store.records_for_build(engine, "buildkite", "b-forged") == []
 
 
+def test_recorded_builds_are_those_a_record_is_bound_to(engine: sa.Engine) -> None:
+    job = spec()
+    assert store.claim(engine, job, attempt=1, dispatch_key="k1")
+    bind = {"engine_name": "buildkite", "build_number": 1, "build_url": "u"}
+    assert store.record_build(engine, "k1", build_id="b-mine", **bind) == 1
+    # A listed page of a head's builds, longer than one IN list: only prbot's own is prbot's,
+    # whatever the others' meta-data says; the same id under another engine is not it.
+    listed = [f"b-{i}" for i in range(1_200)] + ["b-mine"]
+    assert store.recorded_builds(engine, "buildkite", listed) == {"b-mine"}
+    assert store.recorded_builds(engine, "actions", listed) == set()
+    assert store.recorded_builds(engine, "buildkite", []) == set()
+
+
 def test_concurrent_claims_have_one_winner(engine: sa.Engine) -> None:
     job = spec()
     wins: list[bool] = []
