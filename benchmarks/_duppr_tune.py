@@ -5,7 +5,8 @@ signals of every query/candidate pair are kept. A weight vector ranks each query
 by the model's logit; the search is coordinate-wise over a small grid per weight. For each of
 the 13 repositories the weights are chosen on the other twelve and the repository is ranked
 with them: that recall is the estimate of what the choice does on repositories it never saw.
-The weights written into bot/duplicates/scoring.py are the search's result on all 13.
+The text weights in bot/duplicates/scoring.py are the search's result on all 13; the
+embedding's weight is not (see the last table: held out, the search's choice gains nothing).
 
 The replay runs without the number clock: DupPR's pool holds only PRs of duplicate pairs, so
 the nearest earlier number is far more often the duplicate than among a repository's real

@@ -237,18 +237,23 @@ def markdown(
         "Produced by `uv run python benchmarks/duplicates_eval.py` and "
         "`uv run python benchmarks/duplicates_bench.py` (which writes this file).",
         "",
-        "How it works: each PR is reduced to features (stemmed title and body terms with the "
-        "PR template stripped, changed paths with base line ranges, identifiers the diff adds, "
+        "How it works: each PR is reduced to features (stemmed title and body terms, title "
+        "tags included, changed paths with base line ranges, identifiers the diff adds, "
         "words of the added code, claimed and mentioned issues, tickets of outside trackers). "
-        "Words in more than 25% of open PRs are boilerplate and weigh nothing. Candidates come "
+        "Words in more than 25% of open PRs are boilerplate and weigh nothing, and so are the "
+        "words of body lines at least 5 open PRs (and 5%) share word for word: the "
+        "repository's PR template, learned from its open PRs. Candidates come "
         "from inverted indexes on those keys (keys shared by more than 10% of open PRs, and hot "
         "paths, generate nothing; text terms by their tf-idf weight, title words first); at "
         "most 150 are scored with a logistic model over the signals, and an index of at most "
         "150 PRs is scored whole. "
         "`likely_duplicate` needs a score ≥ 0.6 and evidence about the goal (claimed issue, "
         "shared new identifier, similar added code, or similar wording backed by the same "
-        "edits); touching the same code alone is `overlap`. On real duplicate PRs (DupPR, "
-        "text only) see [duplicates_real](duplicates_real.md).",
+        "edits); touching the same code alone is `overlap`. A pair with wording only (no file "
+        "data on one side) has its own weights and threshold "
+        "(`text_only_likely_duplicate_score`, 0.25), and must lead the next candidate by 0.1; "
+        "both were chosen on real duplicate PRs (DupPR, text only): see "
+        "[duplicates_real](duplicates_real.md).",
         "",
         "## Quality on the labelled set (benchmarks/duplicates_eval/cases.yaml)",
         "",
