@@ -443,7 +443,17 @@ def test_a_status_posted_later_redraws_the_steps_without_a_dispatch(dispatching)
     assert bk.count_calls("POST", "/builds") == calls == 1
 
 
-def test_another_apps_check_run_redraws_the_steps(advisory) -> None:
+def test_another_apps_check_run_redraws_the_steps(tmp_path) -> None:
+    # vLLM's rules count statuses only; a repository naming its CI app counts its runs.
+    rules = ADVISORY + "  jobs:\n    repository_checks:\n      check_run_apps: [other-ci]\n"
+    stack, advisory = make_stack(tmp_path, rules)
+    try:
+        _another_apps_check_run_redraws_the_steps(advisory)
+    finally:
+        stack.__exit__(None, None, None)
+
+
+def _another_apps_check_run_redraws_the_steps(advisory) -> None:
     gh = advisory.github
     number, head = open_pr(advisory)
     wait_for(lambda: "GPU jobs" in comment(advisory, number), what="the report")

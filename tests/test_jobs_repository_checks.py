@@ -23,9 +23,15 @@ def run(name: str, status: str = "completed", conclusion: str | None = "success"
     }
 
 
-def seen(check_runs=(), statuses=(), names=VLLM, steps=(SMOKE, OTHER)) -> dict:
+def seen(check_runs=(), statuses=(), names=VLLM, steps=(SMOKE, OTHER), apps=None) -> dict:
     found = steps_in_checks(
-        list(check_runs), list(statuses), steps, names, own_app_id=1, own_slug="prbot"
+        list(check_runs),
+        list(statuses),
+        steps,
+        names,
+        own_app_id=1,
+        own_slug="prbot",
+        check_run_apps=apps,
     )
     return {key: (s.state, s.ran, s.source, s.context) for key, s in found.items()}
 
@@ -87,3 +93,12 @@ def test_bad_entries_and_unknown_states_are_dropped():
     statuses = [None, {"context": "buildkite/ci/pr/v1-attention-b200", "state": "weird"}, 3]
     runs = [run("v1-attention-b200", "completed", "nonsense"), {"name": None}, "x"]
     assert seen(runs, statuses, names=VLLM + ["{key}"]) == {}
+
+
+def test_github_actions_runs_count_only_where_the_rules_name_the_app():
+    # A PR's own workflow can name a job after a step: its run must not hide the step.
+    actions = dict(run("v1-attention-b200"), app={"id": 15368, "slug": "github-actions"})
+    assert seen([actions], names=["{key}"]) == {}
+    assert seen([actions], names=["{key}"], apps=["github-actions"]) != {}
+    assert seen([run("v1-attention-b200")], names=["{key}"], apps=[]) == {}
+    assert seen([run("v1-attention-b200")], names=["{key}"], apps=["app-7"]) != {}

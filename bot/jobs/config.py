@@ -169,6 +169,9 @@ class RepositoryChecksRules(_Strict):
     # of other characters one "-", {slug_words} the same with + / . as plus, slash, dot
     # (vLLM: buildkite/ci/pr/ and each slug); "<name>-<n>" is a shard. Empty: none read.
     names: list[str] = Field(default_factory=lambda: ["{key}", "{label}"], max_length=20)
+    # The apps (slugs) whose check runs count; unset: every app but GitHub Actions, whose
+    # check runs are jobs of workflows a PR can add and name. [] : statuses only.
+    check_run_apps: list[str] | None = Field(default=None, max_length=50)
 
 
 class JobsRules(CheckRules):

@@ -11,7 +11,9 @@ words first (``plus``, ``slash``, ``dot``). A name followed by ``-<n>`` is one s
 step with ``parallelism``. vLLM's Buildkite posts one commit status per job,
 ``buildkite/ci/pr/<key or label slug>``, beside ``buildkite/ci/pr`` for the whole build (the
 spellings public tools that replay vLLM's statuses match: the key, the label slug either
-way, a numeric shard suffix). prbot's own check run is never counted.
+way, a numeric shard suffix). prbot's own check run is never counted, nor by default one of
+GitHub Actions: a PR's own workflow names its jobs, so it could name one after a step and
+hide it (``checks.jobs.repository_checks.check_run_apps`` lists the apps that count).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from typing import Any
 from bot.jobs.repository_builds import SeenStep
 
 CHECK_RUN, STATUS = "check_run", "status"
+# Its check runs are jobs of workflows a PR can add or edit: never the repository's CI unless
+# the rules name it.
+ACTIONS_APP = "github-actions"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _SHARD = re.compile(r"^(.+)-\d{1,4}$")
 _WORDS = (("+", " plus "), ("/", " slash "), (".", " dot "))
@@ -118,9 +123,12 @@ def steps_in_checks(
     *,
     own_app_id: int | None,
     own_slug: str | None,
+    check_run_apps: Sequence[str] | None = None,
 ) -> dict[str, SeenStep]:
     """For each step some check run or status names, the newest that ran or is scheduled,
-    else the newest that will not run (both lists newest first, as GitHub gives them)."""
+    else the newest that will not run (both lists newest first, as GitHub gives them).
+    Check runs count from the apps in ``check_run_apps`` (slugs), or with None from every
+    app but GitHub Actions."""
     by_name: dict[str, str] = {}
     for step in steps:
         for name in names_for(step, templates):
@@ -139,6 +147,10 @@ def steps_in_checks(
 
     for run in check_runs:
         if not isinstance(run, Mapping) or _is_own(run, own_app_id, own_slug):
+            continue
+        app = run.get("app") if isinstance(run.get("app"), Mapping) else {}
+        slug = app.get("slug")  # type: ignore[union-attr]
+        if slug == ACTIONS_APP if check_run_apps is None else slug not in check_run_apps:
             continue
         key = step_of(run.get("name"))
         state = _check_run_state(run) if key else None

@@ -157,14 +157,16 @@ def _observe_and_keep(
     seen, notes = observe_repository_builds(services.db, services.engines, repo, head_sha, wanted)
     if services.client is not None:
         # Other apps' check runs and statuses, for the smoke steps the builds did not show.
+        checks_rules = context.get("repository_checks") or {}
         checks, more = observe_github_checks(
             services.client,
             repo,
             head_sha,
             [w for w in wanted if w.step_key not in seen],
-            (context.get("repository_checks") or {}).get("names", ["{key}", "{label}"]),
+            checks_rules.get("names", ["{key}", "{label}"]),
             own_app_id=services.settings.app_id,
             bot_login=services.bot_login,
+            check_run_apps=checks_rules.get("check_run_apps"),
         )
         seen.update(checks)
         notes += more

@@ -68,6 +68,7 @@ def observe_github_checks(
     *,
     own_app_id: str | int | None,
     bot_login: str | None,
+    check_run_apps: Sequence[str] | None = None,
 ) -> tuple[dict[str, SeenStep], list[str]]:
     """The selected smoke steps as other apps' check runs and commit statuses of the head
     name them (``names``: the rules' templates), prbot's own check run left out; one line
@@ -97,5 +98,6 @@ def observe_github_checks(
         [str(n) for n in names],
         own_app_id=int(app_id) if app_id.isdigit() else None,
         own_slug=(bot_login or "").removesuffix("[bot]") or None,
+        check_run_apps=check_run_apps,
     )
     return seen, notes
