@@ -342,3 +342,18 @@ def test_a_benchmark_whose_step_the_pipeline_lacks_says_what_is_needed(make_repo
     [step] = yaml.safe_load(shipped.read_text())["steps"]
     assert "key" in step and "bench run" in "\n".join(step["commands"])
     assert set(step["artifact_paths"]) >= {"bench/base/*", "bench/head/*"}
+
+
+def test_with_no_job_chosen_a_broken_step_file_warns_in_the_status_line(make_repo) -> None:
+    # Skipped sections carry no fold (on main this problem sat in the fold of a skip); it
+    # warns, in the status line.
+    repo = make_repo("vllm")
+    base = repo.commit({**BASE, ".buildkite/test_areas/broken.yaml": "steps: ["}, "base")
+    head = repo.commit({"setup.py": "# a change no GPU job follows\n"})
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    assert section.findings == []
+    assert section.status == "warn"
+    assert section.summary == (
+        "no GPU job needed; `.buildkite/test_areas/broken.yaml` is not valid YAML (line 1)"
+    )

@@ -323,10 +323,15 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
         selected += select_rule_jobs(paths, [job.to_rule_job()], touched_backends=runnable)
     selected = _one_name_per_machine(selected, rules.hardware.capabilities)
     if not selected:
+        # A skipped section has no fold: a problem reading the inputs must warn to be seen.
+        summary = f"no GPU job chosen: {unmatched[0]}" if unmatched else "no GPU job needed"
+        if problems and not unmatched:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            summary += f"; {problems[0]}{more}"
         return Section(
             "jobs",
-            Status.WARN if unmatched else Status.SKIP,
-            f"no GPU job chosen: {unmatched[0]}" if unmatched else "no GPU job needed",
+            Status.WARN if problems else Status.SKIP,
+            summary,
             data={"dropped": dropped, "problems": problems, "target": target.reason},
         )
     status = SELECTED if snapshot.trusted else AWAITING_APPROVAL
