@@ -59,6 +59,12 @@ from bot.jobs.progress import mermaid_chart  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "benchmarks" / "comment_rendering.md"
+# One of each defect planted (two Before/After pairs: a list item and a table row): what the
+# script in the page must find, so a 0 above means none was there, not a blind checker.
+PLANTED = Path(__file__).with_name("comment_rendering_planted.md")
+PLANTED_EXPECTED = {key: 1 for key in (
+    "wide_tables", "backticks", "shortcodes", "glued", "empty_parens", "skipped_folds", "grammar"
+)} | {"wide_other": 0, "same_cells": 2}  # fmt: skip
 CASES = {
     "0.20.2 + TOKENSPEED_MLA": vllm_releases.tokenspeed_pair,
     "0.20.2 → 0.21.0": lambda: vllm_releases.pair("0.20.2", "0.21.0"),
@@ -180,13 +186,15 @@ def main(argv: list[str] | None = None) -> int:
             result["characters"] = len(markdown)
             results.setdefault(name, {})[side] = result
             print(f"{tag}: {json.dumps(result['figures'])}", file=sys.stderr)
+    planted = measure(PLANTED.read_text(), work, "planted")["figures"]
+    print(f"planted: {json.dumps(planted)}", file=sys.stderr)
     chart = measure(chart_case(), work, "chart")
     baseline_chart = None
     if args.baseline:
         baseline_chart = measure(baseline_chart_case(args.baseline, work), work, "chart-baseline")
     print(json.dumps({"reports": results, "chart": chart}, indent=1, ensure_ascii=False))
     if args.write:
-        write_page(results, chart, baseline_chart, args.baseline)
+        write_page(results, chart, baseline_chart, args.baseline, planted)
     return 0
 
 
@@ -211,7 +219,20 @@ def baseline_chart_case(revision: str, work: Path) -> str:
     return "```mermaid\n" + done.stdout + "\n```\n"
 
 
-def write_page(results: dict, chart: dict, baseline_chart: dict | None, baseline: str | None):
+def _versions() -> str:
+    """Chromium's and mermaid's versions, for the page."""
+    done = subprocess.run([chromium(), "--version"], capture_output=True, text=True, check=False)
+    package = mermaid_js()
+    version = "not found"
+    if package is not None:
+        meta = package.parent.parent / "package.json"
+        version = json.loads(meta.read_text()).get("version", "?") if meta.exists() else "?"
+    return f"{done.stdout.strip() or 'Chromium (version unknown)'}; mermaid {version}"
+
+
+def write_page(
+    results: dict, chart: dict, baseline_chart: dict | None, baseline: str | None, planted: dict
+):
     names = list(results)
     order = [(n, side) for n in names for side in ("baseline", "this branch") if side in results[n]]
     heads = " | ".join(
@@ -233,6 +254,15 @@ def write_page(results: dict, chart: dict, baseline_chart: dict | None, baseline
         "measured by a script in the page run by headless Chromium"
         + (f", by this branch and by prbot at `{baseline}` in the same run" if baseline else "")
         + ". What each figure counts is in the script's docstring. Target: 0 of each.",
+        "",
+        f"Browser: {_versions()}. The checker itself, on `benchmarks/comment_rendering_planted.md`"
+        " (one of each defect planted, two Before/After pairs): "
+        + ", ".join(f"{FIGURES[k]} {planted[k]}" for k in FIGURES)
+        + (
+            " (as planted)."
+            if all(planted[k] == PLANTED_EXPECTED[k] for k in FIGURES)
+            else f" (NOT as planted: expected {PLANTED_EXPECTED})."
+        ),
         "",
         f"| Figure | {heads} |",
         "| --- |" + " ---: |" * len(order),
