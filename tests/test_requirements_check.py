@@ -79,6 +79,7 @@ def test_common_change_reaches_every_platform_and_resolves(tmp_path, vllm_like, 
             "file": "requirements/common.txt",
             "line": 2,
             "side": "head",
+            "with": [],
         }
     ]
     assert cuda["resolution"] == "ok"
@@ -135,6 +136,16 @@ def test_torch_bump_in_one_file_is_inconsistent_and_fails_to_resolve(tmp_path, v
         4,
         "head",
     )
+    # The value shown merges test/cuda.in's own pin with that constraint; both lines are
+    # named, or `requirements/cuda.txt:4` would read as the source of `torch==2.11.0`
+    # (on vLLM 0.27.1..0.33.0, transformers at test/cuda.in:43 shown with common.txt:11's range).
+    assert changed["with"] == [{"file": "requirements/test/cuda.in", "line": 2}]
+    text = render_markdown(Report("vllm", 1, "a" * 40, "b" * 40, [section]))  # no links
+    assert (
+        "- changed `torch==2.11.0` → `torch==2.11.0,==2.12.0` at `requirements/cuda.txt:4`"
+        " (with `requirements/test/cuda.in:2`)\n"
+    ) in text
+    assert "- changed `torch==2.11.0` → `torch==2.12.0` at `requirements/cuda.txt:4`\n" in text
 
 
 def test_marker_split_only_changes_the_matching_architecture(tmp_path, vllm_like, wheels):

@@ -62,6 +62,9 @@ def _changes(diff: SetDiff) -> list[dict[str, Any]]:
     for before, after in diff.changed:
         old, new = change_texts(before, after)
         source, side = change_source(before, after)
+        # The value shown merges every head line for the package (a pin in test/cuda.in with
+        # the range its -c file gives): name the others, or the cited line reads otherwise.
+        merged = dict.fromkeys(s for s in after.sources if (s, side) != (source, "head"))
         out.append(
             {
                 "name": after.name,
@@ -70,6 +73,7 @@ def _changes(diff: SetDiff) -> list[dict[str, Any]]:
                 "file": source.file,
                 "line": source.line,
                 "side": side,  # the line is at head, or at base when the PR removed it
+                "with": [{"file": s.file, "line": s.line} for s in merged],  # at head
             }
         )
     return out
