@@ -397,3 +397,19 @@ def test_the_real_dsv4_row_going_to_the_generators_defaults_warns(tmp_path):
     flags = [row | {"column": "DCP", "before": "✅", "after": "❌"}]
     flags.append(row | {"column": "Block Sizes", "before": "Any", "after": "64"})
     assert lost_information(DOC, flags, DirTree(tmp_path)) == []
+
+
+def test_cut_values_keep_code_spans_closed_only_where_backticks_quote_code():
+    from bot.core.difference import differing
+
+    quoted = ", ".join(f"`fp8_variant_{i}`" for i in range(20))
+    before, after = differing(quoted, quoted + ", `nvfp4`", 120)
+    assert before.count("`") % 2 == 0 and after.count("`") % 2 == 0
+    assert after.endswith("`nvfp4`") and before != after
+    # A generated file's line is shown verbatim as code: nothing is added to it.
+    line = "| `FLASH_ATTN " + "x" * 200 + " a` |"
+    other = line.replace(" a`", " b`")
+    verbatim, _ = differing(line, other, 120, spans=False)
+    assert verbatim.startswith("…x") and verbatim.endswith(" a` |")
+    quoted, _ = differing(line, other, 120)
+    assert quoted.startswith("…`x")  # the span it cut into is opened again

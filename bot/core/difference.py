@@ -21,22 +21,24 @@ def _common_prefix(first: str, second: str) -> int:
     return size
 
 
-def _window(text: str, start: int, width: int) -> str:
-    """``text[start:start + width]`` with an ellipsis for each cut end; a code span the cut
-    opened or left open is closed again, so no backtick shows as text."""
+def _window(text: str, start: int, width: int, spans: bool) -> str:
+    """``text[start:start + width]`` with an ellipsis for each cut end; with ``spans`` (text
+    whose backticks quote code), a code span the cut opened or left open is closed again,
+    so no backtick shows as text."""
     end = min(len(text), start + width)
     part = text[start:end]
-    if text.count("`", 0, start) % 2:  # the window starts inside a code span
+    if spans and text.count("`", 0, start) % 2:  # the window starts inside a code span
         part = "`" + part
-    if part.count("`") % 2:  # and the cut at the end leaves one open
+    if spans and part.count("`") % 2:  # and the cut at the end leaves one open
         part += "`"
     return (ELLIPSIS if start > 0 else "") + part + (ELLIPSIS if end < len(text) else "")
 
 
-def differing(first: str, second: str, width: int = 160) -> tuple[str, str]:
+def differing(first: str, second: str, width: int = 160, spans: bool = True) -> tuple[str, str]:
     """``first`` and ``second`` cut to about ``width`` characters each, at the same place:
     from ``LEAD`` characters before their first difference (from the start when that is
-    within the first ``width``). Values that fit, or that are equal, are cut from the start."""
+    within the first ``width``). Values that fit, or that are equal, are cut from the start.
+    ``spans=False`` for text shown verbatim as code (a generated file's lines)."""
     first, second = str(first), str(second)
     if len(first) <= width and len(second) <= width:
         return first, second
@@ -48,4 +50,4 @@ def differing(first: str, second: str, width: int = 160) -> tuple[str, str]:
         if start and found > 0:
             start = found + len(separator)
             break
-    return _window(first, start, width), _window(second, start, width)
+    return _window(first, start, width, spans), _window(second, start, width, spans)
