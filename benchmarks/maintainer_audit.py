@@ -13,7 +13,8 @@ shared cache), as bare clones of the 0.20.2..0.21.0 pair with branches ``base`` 
 
 Each report is written as ``--out/reports/<case>.md``, and every requirement line it shows
 (``added``/``changed``/``removed`` ... ``at FILE:LINE``) is checked against the trees: the
-cited line must name the package, and the specifier shown must be the cited line's. The
+cited line must name the package, and the specifier shown must be the cited line's (with
+those of the lines it names after "with"). The
 verdicts on the rest are by hand, in ``docs/benchmarks/maintainer_audit.md``.
 """
 
@@ -41,7 +42,8 @@ EDITS = {
           "docs: TOKENSPEED_MLA block sizes"),
 }  # fmt: skip
 REQUIREMENT_LINE = re.compile(
-    r"^- (added|removed|changed) `([^`]+)`(?: → `([^`]+)`)? (?:at|\(was at) `([^`:]+):(\d+)`",
+    r"^- (added|removed|changed) `([^`]+)`(?: → `([^`]+)`)? (?:at|\(was at) `([^`:]+):(\d+)`"
+    r"(?: \(removed\))?(?: \(with ((?:`[^`]+`(?:, )?)+)\))?",
     re.M,
 )
 
@@ -100,6 +102,16 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", found.group(1)).lower() if found else ""
 
 
+def _line(repo: Path, revision: str, path: str, number: str, files: dict) -> str:
+    if (revision, path) not in files:
+        shown = subprocess.run(
+            ["git", "-C", str(repo), "show", f"{revision}:{path}"], capture_output=True, text=True
+        )
+        files[revision, path] = shown.stdout.splitlines() if shown.returncode == 0 else []
+    lines = files[revision, path]
+    return lines[int(number) - 1] if int(number) <= len(lines) else ""
+
+
 def check_requirement_lines(markdown: str, repo: Path, base: str, head: str) -> dict:
     """Each requirement line shown: does the cited line name the package, and is the
     specifier shown the cited line's (not one merged with another file's)?"""
@@ -107,16 +119,8 @@ def check_requirement_lines(markdown: str, repo: Path, base: str, head: str) -> 
     located = misplaced = as_cited = merged = 0
     examples: list[str] = []
     for match in REQUIREMENT_LINE.finditer(markdown.replace("\\_", "_")):
-        kind, first, second, path, number = match.groups()
-        revision = base if kind == "removed" else head
-        if (revision, path) not in files:
-            shown = subprocess.run(
-                ["git", "-C", str(repo), "show", f"{revision}:{path}"],
-                capture_output=True, text=True,
-            )  # fmt: skip
-            files[revision, path] = shown.stdout.splitlines() if shown.returncode == 0 else []
-        lines = files[revision, path]
-        line = lines[int(number) - 1] if int(number) <= len(lines) else ""
+        kind, first, second, path, number, merged_with = match.groups()
+        line = _line(repo, base if kind == "removed" else head, path, number, files)
         requirement = second or first
         if _name(line) != _name(requirement):
             misplaced += 1
@@ -125,7 +129,10 @@ def check_requirement_lines(markdown: str, repo: Path, base: str, head: str) -> 
         located += 1
         if kind == "removed" or "@" in line:
             continue
-        if _clauses(line) == _clauses(requirement):
+        cited = _clauses(line)
+        for other in re.findall(r"`([^`:]+):(\d+)`", merged_with or ""):
+            cited |= _clauses(_line(repo, head, *other, files))
+        if cited == _clauses(requirement):
             as_cited += 1
         else:
             merged += 1
