@@ -205,6 +205,22 @@ def test_watched_file_reaches_every_cell(tmp_path, vllm_like, wheels):
     ) in text
 
 
+def test_a_set_the_watched_files_do_not_reach_is_not_affected_by_them(tmp_path, vllm_like, wheels):
+    # vLLM's docs build installs requirements/docs.txt and never runs setup.py; its row said
+    # "Why: ... setup.py" on 0.20.2..0.21.0 and 0.27.1..0.33.0.
+    repo, _ = vllm_like
+    base = repo.commit({"requirements/docs.in": "alpha\n"}, "docs set")
+    head = repo.commit({"setup.py": "print('build')\n"})
+    docs = "      docs: {entries: [requirements/docs.in], kind: docs, watched: false}\n"
+    path = tmp_path / "rules.yaml"
+    path.write_text(rule_text(wheels) + docs)
+    ruleset = rules_module.load_file(path)
+    section, _ = check(repo, base, head, ruleset, context_for(tmp_path))
+    assert ("docs", "x86_64") not in rows(section)
+    assert "docs/x86_64" in section.data["unaffected"]
+    assert rows(section)[("cuda", "x86_64")]["why"] == ["setup.py"]
+
+
 def test_a_watched_file_and_a_real_change_fold_only_the_empty_cells(tmp_path, vllm_like, wheels):
     repo, base = vllm_like
     head = repo.commit(

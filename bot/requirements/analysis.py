@@ -105,7 +105,8 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext)
     conflict_cache: dict[tuple[str, str, str], tuple[list[PinConflict], set[Any]]] = {}
     for cell in cells(targets, rules.python_versions):
         base_closure, head_closure = closures[cell.target.name]
-        why = sorted(why_by_target.get(cell.target.name, set()) | set(watched))
+        reaching = set(watched) if cell.target.rules.watched else set()
+        why = sorted(why_by_target.get(cell.target.name, set()) | reaching)
         if not why:
             analysis.unaffected.append(cell.label)
             continue

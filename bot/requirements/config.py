@@ -35,6 +35,9 @@ class TargetRules(BaseModel):
     python_platforms: dict[str, str | None] = Field(default_factory=dict)
     uv_options: list[str] = Field(default_factory=list)
     resolve: bool = True
+    # Whether the check's `watch` files (setup.py) reach this target. A docs set installs its
+    # own lock and never runs setup.py: listing setup.py as why its cell is affected is untrue.
+    watched: bool = True
 
 
 class RequirementsRules(CheckRules):
