@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.jobs.config import JobsRules
 from bot.jobs.repository_checks import StepName, label_slug, names_for, steps_in_checks
 
 VLLM = ["buildkite/ci/pr/{key}", "buildkite/ci/pr/{slug}"]
@@ -23,7 +24,7 @@ def run(name: str, status: str = "completed", conclusion: str | None = "success"
     }
 
 
-def seen(check_runs=(), statuses=(), names=VLLM, steps=(SMOKE, OTHER), apps=None) -> dict:
+def seen(check_runs=(), statuses=(), names=VLLM, steps=(SMOKE, OTHER), apps=("app-7",)) -> dict:
     found = steps_in_checks(
         list(check_runs),
         list(statuses),
@@ -102,3 +103,13 @@ def test_github_actions_runs_count_only_where_the_rules_name_the_app():
     assert seen([actions], names=["{key}"], apps=["github-actions"]) != {}
     assert seen([run("v1-attention-b200")], names=["{key}"], apps=[]) == {}
     assert seen([run("v1-attention-b200")], names=["{key}"], apps=["app-7"]) != {}
+
+
+def test_no_app_speaks_for_a_step_unless_the_rules_name_it():
+    # Any CI app that builds a fork's PR from the config in its tree (as GitHub Actions
+    # does) names its check runs after that config's jobs: unset, none counts.
+    other_ci = run("(B200) V1 Attention")  # app-7
+    found = steps_in_checks([other_ci], [], [SMOKE], ["{label}"], own_app_id=1, own_slug="prbot")
+    assert found == {}
+    rules = JobsRules.model_validate({})
+    assert rules.repository_checks.check_run_apps == []

@@ -169,9 +169,12 @@ class RepositoryChecksRules(_Strict):
     # of other characters one "-", {slug_words} the same with + / . as plus, slash, dot
     # (vLLM: buildkite/ci/pr/ and each slug); "<name>-<n>" is a shard. Empty: none read.
     names: list[str] = Field(default_factory=lambda: ["{key}", "{label}"], max_length=20)
-    # The apps (slugs) whose check runs count; unset: every app but GitHub Actions, whose
-    # check runs are jobs of workflows a PR can add and name. [] : statuses only.
-    check_run_apps: list[str] | None = Field(default=None, max_length=50)
+    # The apps (slugs) whose check runs count; none by default (statuses only). A check
+    # run's name is its app's to choose, and CI apps name them after jobs of the config in
+    # the PR's own tree: GitHub Actions for a fork's workflow, and the CI services that
+    # build forks from the PR's config file likewise. Name an app here only where a PR
+    # cannot name its check runs.
+    check_run_apps: list[str] = Field(default_factory=list, max_length=50)
 
 
 class JobsRules(CheckRules):

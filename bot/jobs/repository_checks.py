@@ -11,9 +11,11 @@ words first (``plus``, ``slash``, ``dot``). A name followed by ``-<n>`` is one s
 step with ``parallelism``. vLLM's Buildkite posts one commit status per job,
 ``buildkite/ci/pr/<key or label slug>``, beside ``buildkite/ci/pr`` for the whole build (the
 spellings public tools that replay vLLM's statuses match: the key, the label slug either
-way, a numeric shard suffix). prbot's own check run is never counted, nor by default one of
-GitHub Actions: a PR's own workflow names its jobs, so it could name one after a step and
-hide it (``checks.jobs.repository_checks.check_run_apps`` lists the apps that count).
+way, a numeric shard suffix). prbot's own check run is never counted, nor by default any
+other: a check run's name is its app's to choose, and CI apps take it from the config in the
+PR's own tree (a fork's workflow names its GitHub Actions jobs), so a PR could name one after
+a step and hide the step. ``checks.jobs.repository_checks.check_run_apps`` lists the apps
+whose check runs count.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from bot.jobs.repository_builds import SeenStep
 CHECK_RUN, STATUS = "check_run", "status"
 # Its check runs are jobs of workflows a PR can add or edit: never the repository's CI unless
 # the rules name it.
-ACTIONS_APP = "github-actions"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _SHARD = re.compile(r"^(.+)-\d{1,4}$")
 _WORDS = (("+", " plus "), ("/", " slash "), (".", " dot "))
@@ -123,12 +124,11 @@ def steps_in_checks(
     *,
     own_app_id: int | None,
     own_slug: str | None,
-    check_run_apps: Sequence[str] | None = None,
+    check_run_apps: Sequence[str] = (),
 ) -> dict[str, SeenStep]:
     """For each step some check run or status names, the newest that ran or is scheduled,
     else the newest that will not run (both lists newest first, as GitHub gives them).
-    Check runs count from the apps in ``check_run_apps`` (slugs), or with None from every
-    app but GitHub Actions."""
+    Check runs count only from the apps in ``check_run_apps`` (slugs)."""
     by_name: dict[str, str] = {}
     for step in steps:
         for name in names_for(step, templates):
@@ -150,7 +150,7 @@ def steps_in_checks(
             continue
         app = run.get("app") if isinstance(run.get("app"), Mapping) else {}
         slug = app.get("slug")  # type: ignore[union-attr]
-        if slug == ACTIONS_APP if check_run_apps is None else slug not in check_run_apps:
+        if slug not in check_run_apps:
             continue
         key = step_of(run.get("name"))
         state = _check_run_state(run) if key else None

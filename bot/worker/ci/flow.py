@@ -166,7 +166,8 @@ def _observe_and_keep(
             checks_rules.get("names", ["{key}", "{label}"]),
             own_app_id=services.settings.app_id,
             bot_login=services.bot_login,
-            check_run_apps=checks_rules.get("check_run_apps"),
+            # A report stored before the setting had none: statuses only, as its default.
+            check_run_apps=checks_rules.get("check_run_apps") or (),
         )
         seen.update(checks)
         notes += more

@@ -68,10 +68,10 @@ def observe_github_checks(
     *,
     own_app_id: str | int | None,
     bot_login: str | None,
-    check_run_apps: Sequence[str] | None = None,
+    check_run_apps: Sequence[str] = (),
 ) -> tuple[dict[str, SeenStep], list[str]]:
-    """The selected smoke steps as other apps' check runs and commit statuses of the head
-    name them (``names``: the rules' templates), prbot's own check run left out; one line
+    """The selected smoke steps as the check runs of ``check_run_apps`` and the commit
+    statuses of the head name them (``names``: the rules' templates); one line
     when GitHub refused or the lists were cut."""
     steps = [StepName(w.step_key, w.name) for w in wanted if w.kind == GPU_SMOKE and w.step_key]
     if not steps or not names:
