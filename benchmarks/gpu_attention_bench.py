@@ -7,8 +7,10 @@ vLLM's ``benchmark.py --output-json`` layout: a list of ``{config, mean_time, me
 std_time, min_time, max_time, ..., error}`` with times in seconds.
 
 ``--slowdown F`` plants a slowdown: inside the timed region, after each kernel, a GPU spin
-kernel (``torch.cuda._sleep``) runs for F times the kernel's own time, as measured in this
-process before the timed runs. It is extra GPU work, not a sleep on the host.
+kernel (``torch.cuda._sleep``) runs, sized so that the measured time is ``1 + F`` times the
+kernel's own time in this process (measured, launch cost included: ``_planted``). It is
+extra GPU work, not a sleep on the host. Each entry then says what it planted
+(``planted_cycles``, ``planted_ratio_in_process``, ``planted_ok``).
 
 Timing is vLLM's: ``triton.testing.do_bench`` (CUDA events, L2 flushed between calls) with
 ``return_mode="all"``. Without a GPU (``--device cpu``, for trying the plumbing on a laptop)
@@ -86,44 +88,101 @@ def _timer(torch, device: str):
 
 
 def _spin(torch, device: str):
-    """A callable that keeps the GPU busy for ``seconds`` (calibrated here)."""
+    """``spin(cycles)``: a GPU kernel that keeps one multiprocessor busy for ``cycles`` SM
+    clock cycles (``torch.cuda._sleep``); on the CPU, a busy loop of ``cycles`` nanoseconds.
+    Its rate (cycles per second) is read where it is used (``_spin_rate``): the clock moves
+    with load."""
     if device != "cuda":
 
-        def spin_cpu(seconds: float) -> None:
-            end = time.perf_counter() + seconds
-            while time.perf_counter() < end:
+        def spin_cpu(cycles: int) -> None:
+            end = time.perf_counter_ns() + cycles
+            while time.perf_counter_ns() < end:
                 pass
 
         return spin_cpu
-    cycles = 2_000_000
-    torch.cuda._sleep(cycles)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    rates = []
-    for _ in range(5):
-        start.record()
-        torch.cuda._sleep(cycles)
-        end.record()
-        end.synchronize()
-        rates.append(cycles / (start.elapsed_time(end) / 1e3))
-    per_second = statistics.median(rates)
 
-    def spin(seconds: float) -> None:
-        torch.cuda._sleep(max(1, int(seconds * per_second)))
+    def spin(cycles: int) -> None:
+        torch.cuda._sleep(max(1, int(cycles)))
 
+    spin(RATE_CYCLES)  # loads the kernel
     return spin
 
 
-def _time_one(bench, spin, attention, slowdown: float) -> list[float]:
-    """Times of ``attention`` (plus the planted spin, inside the timed region)."""
+# Passes of the timer per configuration before the timed one, on both sides alike: a
+# kernel's time moves over its first passes (seen on an H200: up to 7% between the first
+# and the third), so both sides time the same, settled, pass; the head's passes before it
+# are its calibration of the planted work.
+PASSES_BEFORE = 5
+WARM_PASSES = 2  # of those, before the head measures the kernel's own time
+RATE_CYCLES = 200_000  # a spin long enough (about 0.1 ms) to read the clock rate by events
+
+
+def _spin_rate(torch, spin) -> float:
+    """Cycles per second of the spin now (the SM clock moves with load)."""
+    if spin.__name__ == "spin_cpu":
+        return 1e9
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    rates = []
+    for _ in range(3):
+        start.record()
+        spin(RATE_CYCLES)
+        end.record()
+        end.synchronize()
+        rates.append(RATE_CYCLES / (start.elapsed_time(end) / 1e3))
+    return statistics.median(rates)
+
+
+def _planted(bench, spin, rate_now, attention, slowdown: float) -> tuple[list[float], dict]:
+    """Times of ``attention`` plus planted GPU work sized so that the measured time is
+    ``1 + slowdown`` times the kernel's own, as measured in this process.
+
+    The extra work is a second launch after the kernel, inside the timed region. It costs
+    ``launch + cycles / rate``: the rate (the SM clock under load) is read by events on the
+    spin alone, and the launch's own cost (on launch-bound kernels more than the whole
+    planted share) from one probe, the kernel with a spin of a first-guess length, against
+    the kernel's own time measured before and after it (so a drift over the passes cancels).
+    Where the launch alone costs more than the target, the slowdown cannot be planted this
+    way: the entry says so (``planted_ok`` false) and its real ratio is what the runs show."""
+    for _ in range(WARM_PASSES):
+        bench(attention)
+
+    def slowed_by(cycles: int):
+        def slowed() -> None:
+            attention()
+            spin(cycles)
+
+        return slowed
+
+    before = statistics.fmean(bench(attention))
+    rate = rate_now()
+    probe = max(2, int(slowdown * before * rate))
+    at_probe = statistics.fmean(bench(slowed_by(probe)))
+    after = statistics.fmean(bench(attention))
+    own = (before + after) / 2
+    launch = at_probe - own - probe / rate
+    wanted = slowdown * own - launch
+    planted_ok = wanted > 0
+    cycles = max(1, int(wanted * rate)) if planted_ok else 1
+    times = bench(slowed_by(cycles))
+    return times, {
+        "planted_slowdown": slowdown,
+        "planted_cycles": cycles,
+        "planted_ok": planted_ok,
+        # In this process: the launch's own share, and what the timed pass got.
+        "planted_launch_ratio": 1 + launch / own,
+        "planted_ratio_in_process": statistics.fmean(times) / own,
+        "own_drift": after / before,
+    }
+
+
+def _time_one(bench, spin, rate_now, attention, slowdown: float) -> tuple[list[float], dict]:
+    """Times of ``attention`` (plus the planted work, inside the timed region), from the
+    pass after ``PASSES_BEFORE`` on both sides."""
     if spin is None:
-        return bench(attention)
-    extra = slowdown * statistics.median(bench(attention))
-
-    def slowed() -> None:
-        attention()
-        spin(extra)
-
-    return bench(slowed)
+        for _ in range(PASSES_BEFORE):
+            bench(attention)
+        return bench(attention), {}
+    return _planted(bench, spin, rate_now, attention, slowdown)
 
 
 def _error_text(exc: Exception) -> str:
@@ -144,6 +203,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     bench = _timer(torch, device)
     spin = _spin(torch, device) if args.slowdown > 0 else None
+    rate_now = functools.partial(_spin_rate, torch, spin)
     generator = torch.Generator(device=device).manual_seed(args.seed)
     heads, dim = args.num_heads, args.head_dim
     results = []
@@ -173,7 +233,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                 # The backend is chosen outside the timed region: entering the context on
                 # every call would time host work the kernel does not do.
                 with sdpa_kernel(getattr(SDPBackend, BACKENDS[backend])):
-                    times = _time_one(bench, spin, attention, args.slowdown)
+                    times, planted = _time_one(bench, spin, rate_now, attention, args.slowdown)
                 entry.update(
                     mean_time=statistics.fmean(times),
                     median_time=statistics.median(times),
@@ -181,6 +241,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                     min_time=min(times),
                     max_time=max(times),
                     throughput_tokens_per_sec=batch * q_len / statistics.fmean(times),
+                    **planted,
                 )
             except Exception as exc:  # a backend that cannot run this shape
                 entry.update(

@@ -26,6 +26,7 @@ Measured:
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import statistics
@@ -36,11 +37,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.jobs.benchmark_results import parse_results  # noqa: E402
-from bot.jobs.compare import IMPROVEMENT, INCONCLUSIVE, REGRESSION, UNCHANGED, compare  # noqa: E402
+from bot.jobs.compare import (  # noqa: E402
+    DEFAULT_FACTOR,
+    DEFAULT_ROUNDS,
+    IMPROVEMENT,
+    INCONCLUSIVE,
+    REGRESSION,
+    UNCHANGED,
+    compare,
+)
 from bot.jobs.gpu_identity import parse_machine_csv  # noqa: E402
 from bot.jobs.paired_runs import RUN_NAME, Side, verdicts  # noqa: E402
 
 SCENARIOS = ("same", "slow5", "slow10")
+# Planted jobs of an earlier calibration (superseded: its first pass was not settled).
+SUPERSEDED = ("slow5_v1", "slow10_v1")
 
 
 class Round:
@@ -52,7 +63,7 @@ def load(root: Path) -> dict[tuple[str, str], list[Round]]:
     """(scenario, GPU uuid) -> rounds, from every job directory under ``root``."""
     pools: dict[tuple[str, str], list[Round]] = defaultdict(list)
     for job in sorted(p.parent for p in root.rglob("job.json")):
-        if job.name not in SCENARIOS:
+        if job.name not in SCENARIOS + SUPERSEDED:
             continue
         machine = (job / "base" / "machine.csv").read_bytes()
         uuid = parse_machine_csv(machine)[0].uuid
@@ -78,7 +89,8 @@ def sides(rounds: list[Round], head_machine: bytes | None = None) -> tuple[Side,
 
 
 def quiet_configs(rounds: list[Round], limit: float = 0.02) -> tuple[set[str], dict[str, float]]:
-    """Configurations whose base times vary less than ``limit`` (sd of log) across rounds."""
+    """Configurations whose base times vary less than ``limit`` (sd of log) across rounds
+    (every base run is the same, unchanged code, whatever the head ran)."""
     times: dict[str, list[float]] = defaultdict(list)
     for r in rounds:
         for label, value in parse_results(r.base).items():
@@ -104,7 +116,8 @@ def draw_stats(pool: list[Round], draws: int, k: int, rng: random.Random, **kwar
             if c.verdict in (REGRESSION, IMPROVEMENT):
                 flagged = True
             if c.verdict == UNCHANGED and c.low is not None and c.high is not None:
-                if c.low < 1 / 1.05 or c.high > 1.05:
+                factor = kwargs.get("factor", DEFAULT_FACTOR)
+                if c.low < 1 / (1 + factor) or c.high > 1 + factor:
                     wide_unchanged += 1
         flagged_draws += flagged
     return {
@@ -113,6 +126,18 @@ def draw_stats(pool: list[Round], draws: int, k: int, rng: random.Random, **kwar
         "wide_unchanged": wide_unchanged,
         "per_config": per_config,
     }
+
+
+def planted_ok(pool: list[Round]) -> dict[str, bool]:
+    """Per configuration: whether every head run could plant the slowdown (its launch alone
+    cost less than the planted share)."""
+    ok: dict[str, bool] = defaultdict(lambda: True)
+    for r in pool:
+        for entry in json.loads(r.head):
+            config = entry.get("config") or {}
+            label = f"{config.get('backend')} {config.get('batch_spec')}"
+            ok[label] = ok[label] and bool(entry.get("planted_ok"))
+    return dict(ok)
 
 
 def unpaired_false_flags(
@@ -150,172 +175,190 @@ def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "–"
 
 
+def verdict_shares(counts: dict[str, int]) -> str:
+    total = sum(counts.values())
+    return ", ".join(
+        f"{v} {pct(counts.get(v, 0), total)}"
+        for v in (UNCHANGED, INCONCLUSIVE, REGRESSION, IMPROVEMENT)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--draws", type=int, default=400)
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per draw (rules default)")
+    parser.add_argument(
+        "--rounds", type=int, default=DEFAULT_ROUNDS, help="rounds per draw (rules default)"
+    )
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     pools = load(args.runs)
+    k = args.rounds
     gpus = sorted({uuid for _, uuid in pools})
     lines: list[str] = []
     say = lines.append
-    say(f"GPUs seen: {', '.join(gpus)}")
+    say(f"Rules: factor {DEFAULT_FACTOR:.0%}, {k} rounds a draw (the defaults), alpha 5% (BH).")
+    say("")
+    say("Pools (scenario on GPU: rounds, jobs):")
     for (scenario, uuid), pool in sorted(pools.items()):
         jobs = sorted({str(r.job.relative_to(args.runs)) for r in pool})
         say(f"- {scenario} on {uuid[:12]}: {len(pool)} rounds ({', '.join(jobs)})")
-    main_gpu = max(gpus, key=lambda u: len(pools.get(("same", u), [])))
-    same = pools[("same", main_gpu)]
-    quiet, spread = quiet_configs(same)
     say("")
-    say(f"## Identical code, one GPU ({main_gpu[:12]}), {args.draws} draws of {args.rounds} rounds")
-    stats = draw_stats(same, args.draws, args.rounds, rng)
-    total = sum(stats["counts"].values())
+    say(f"## Identical code: {args.draws} draws of up to {k} rounds per pool")
+    say("")
     say(
-        f"false flags: {stats['flagged_draws']} of {args.draws} draws "
-        f"({pct(stats['flagged_draws'], args.draws)}); configurations: "
-        + ", ".join(
-            f"{v} {pct(stats['counts'].get(v, 0), total)}"
-            for v in (UNCHANGED, INCONCLUSIVE, REGRESSION, IMPROVEMENT)
-        )
-        + f"; 'unchanged' with an interval wider than ±5%: {stats['wide_unchanged']}"
+        "| GPU | rounds pooled | rounds a draw | distinct subsets | draws with a false flag | configurations: verdicts | 'unchanged' wider than the factor |"
     )
+    say("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
+    same_pools = {u: pools[("same", u)] for u in gpus if ("same", u) in pools}
+    everything = [r for pool in same_pools.values() for r in pool]
+    rows = [(u[:12], pool) for u, pool in same_pools.items()]
+    rows.append(("all three, mixed (no real job mixes GPUs)", everything))
+    main_same = max(same_pools.values(), key=len)
+    per_config_same = None
+    for name, pool in rows:
+        take = min(k, len(pool))
+        st = draw_stats(pool, args.draws, take, rng)
+        if pool is main_same:
+            per_config_same = st
+        say(
+            f"| {name} | {len(pool)} | {take} | {math.comb(len(pool), take)} | "
+            f"{st['flagged_draws']} of {args.draws} ({pct(st['flagged_draws'], args.draws)}) | "
+            f"{verdict_shares(st['counts'])} | {st['wide_unchanged']} |"
+        )
+    quiet_main, spread_main = quiet_configs(main_same)
+    say("")
+    say(f"Per configuration, the largest pool ({len(main_same)} rounds):")
     say("")
     say(
-        "| configuration | run-to-run spread (sd of log time, all rounds) | unchanged | inconclusive | flagged |"
+        "| configuration | spread (sd of log time, base runs) | unchanged | inconclusive | flagged |"
     )
     say("| --- | ---: | ---: | ---: | ---: |")
-    for label in sorted(spread, key=lambda lab: spread[lab]):
-        verdicts_of = stats["per_config"].get(label, [])
-        n = len(verdicts_of) or 1
-        flagged = sum(v in (REGRESSION, IMPROVEMENT) for v in verdicts_of)
+    for label in sorted(spread_main, key=lambda lab: spread_main[lab]):
+        got = per_config_same["per_config"].get(label, [])
+        n = len(got) or 1
+        flagged = sum(v in (REGRESSION, IMPROVEMENT) for v in got)
         say(
-            f"| {label} | {spread[label]:.2%} | {pct(verdicts_of.count(UNCHANGED), n)} | "
-            f"{pct(verdicts_of.count(INCONCLUSIVE), n)} | {pct(flagged, n)} |"
+            f"| {label} | {spread_main[label]:.2%} | {pct(got.count(UNCHANGED), n)} | "
+            f"{pct(got.count(INCONCLUSIVE), n)} | {pct(flagged, n)} |"
         )
-    for other in gpus:
-        if other != main_gpu and ("same", other) in pools:
-            pool = pools[("same", other)]
-            draws = min(args.draws, math.comb(len(pool), args.rounds) * 4)
-            s2 = draw_stats(pool, draws, args.rounds, rng)
+    say("")
+    say("## Planted slowdowns")
+    for scenario, planted in (("slow5", "5%"), ("slow10", "10%")):
+        for uuid in gpus:
+            pool = pools.get((scenario, uuid))
+            if not pool:
+                continue
+            base_rounds = [r for (sc, u), p in pools.items() if u == uuid for r in p]
+            quiet, spread = quiet_configs(base_rounds)
+            ok = planted_ok(pool)
+            target = sorted(c for c in quiet if ok.get(c))
+            take = min(k, len(pool))
+            ratios = true_ratios(pool)
+            st = draw_stats(pool, args.draws, take, rng)
+            cells = [v for c in target for v in st["per_config"].get(c, [])]
+            hits = sum(v == REGRESSION for v in cells)
+            unchanged = sum(v == UNCHANGED for v in cells)
+            all_flagged = sum(
+                all(st["per_config"][c][i] == REGRESSION for c in target) for i in range(args.draws)
+            )
             say("")
             say(
-                f"second GPU {other[:12]}: {s2['flagged_draws']} false flags in {draws} draws of "
-                f"{args.rounds} from {len(pool)} rounds ({math.comb(len(pool), args.rounds)} distinct subsets)"
+                f"### {planted} on {uuid[:12]}: {len(pool)} rounds pooled, {args.draws} draws of "
+                f"{take} ({math.comb(len(pool), take)} distinct subsets)"
             )
-    say("")
-    say(
-        f"## Planted slowdowns, {args.rounds} rounds a draw, on the {len(quiet)} configurations quieter than 2%"
-    )
-    say(
-        "| planted | rounds pooled | actual ratio on quiet configurations (all rounds) | regression | significant slower, not yet beyond 5% | unchanged | draws with every quiet configuration flagged |"
-    )
-    say("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
-    for scenario, planted in (("slow5", "5%"), ("slow10", "10%")):
-        pool = pools.get((scenario, main_gpu))
-        if not pool:
-            continue
-        ratios = true_ratios(pool)
-        quiet_ratios = [ratios[c] for c in quiet if c in ratios]
-        s3 = draw_stats(pool, args.draws, args.rounds, rng)
-        hits = straddle = unchanged = cells = 0
-        all_flagged = 0
-        for i in range(args.draws):
-            row = [s3["per_config"][c][i] for c in quiet if c in s3["per_config"]]
-            all_flagged += all(v == REGRESSION for v in row)
-        for c in quiet:
-            for v in s3["per_config"].get(c, []):
-                cells += 1
-                hits += v == REGRESSION
-                unchanged += v == UNCHANGED
-        # "significant slower, under the factor": the inconclusive reason says so.
-        straddle = cells - hits - unchanged
-        say(
-            f"| {planted} | {len(pool)} | {min(quiet_ratios):.3f}–{max(quiet_ratios):.3f} | "
-            f"{pct(hits, cells)} | {pct(straddle, cells)} | {pct(unchanged, cells)} | "
-            f"{pct(all_flagged, args.draws)} |"
-        )
+            say(
+                f"configurations quieter than 2% (base runs over {len(base_rounds)} rounds of this "
+                f"GPU) where the slowdown could be planted: {len(target)} of {len(ratios)}; "
+                f"not plantable (the extra launch alone costs more): "
+                f"{', '.join(sorted(c for c in ok if not ok[c])) or 'none'}; "
+                f"noisier than 2%: {', '.join(sorted(c for c in ratios if c not in quiet)) or 'none'}"
+            )
+            target_ratios = [ratios[c] for c in target]
+            say(
+                f"measured head/base ratio there (geometric mean, all rounds): "
+                f"{min(target_ratios):.3f}–{max(target_ratios):.3f}, median "
+                f"{statistics.median(target_ratios):.3f}"
+            )
+            say(
+                f"**caught (regression): {pct(hits, len(cells))}** of {len(cells)} (draw, "
+                f"configuration); unchanged {pct(unchanged, len(cells))}; the rest inconclusive; "
+                f"draws with every one of them caught: {pct(all_flagged, args.draws)}"
+            )
+            say("")
+            say("| configuration | measured ratio | caught |")
+            say("| --- | ---: | ---: |")
+            for c in sorted(ratios, key=lambda lab: ratios[lab]):
+                got = st["per_config"].get(c, [])
+                mark = "" if c in target else " (not counted)"
+                say(f"| {c}{mark} | {ratios[c]:.3f} | {pct(got.count(REGRESSION), len(got))} |")
+    superseded = [(sc, u) for (sc, u) in pools if sc in SUPERSEDED]
+    for sc, uuid in sorted(superseded):
+        ratios = true_ratios(pools[(sc, uuid)])
         say("")
         say(
-            f"per configuration ({planted}): "
-            + "; ".join(
-                f"{c} {ratios[c]:.3f} → {pct(s3['per_config'][c].count(REGRESSION), len(s3['per_config'][c]))}"
-                for c in sorted(quiet)
-                if c in ratios
-            )
+            f"superseded calibration {sc} on {uuid[:12]} ({len(pools[(sc, uuid)])} rounds): "
+            f"measured ratios {min(ratios.values()):.3f}–{max(ratios.values()):.3f}; "
+            + "; ".join(f"{c} {r:.3f}" for c, r in sorted(ratios.items(), key=lambda kv: kv[1])[:5])
         )
     say("")
-    say("## Across machines")
-    others = [u for u in gpus if u != main_gpu and ("same", u) in pools]
-    if others:
-        other_pool = pools[("same", others[0])]
-        base_side = Side()
-        for n, r in enumerate(same[: len(other_pool)], start=1):
-            base_side.runs[n] = r.base
-        base_side.machine = same[0].machine
-        head_side = Side()
-        for n, r in enumerate(other_pool, start=1):
-            head_side.runs[n] = r.head
-        head_side.machine = other_pool[0].machine
-        default = verdicts(base_side, head_side)
-        say(
-            f"(a) default rules, base on {main_gpu[:12]}, head on {others[0][:12]}: "
-            + ", ".join(
-                f"{v} {sum(c.verdict == v for c in default.comparisons)}"
-                for v in (INCONCLUSIVE, REGRESSION, IMPROVEMENT, UNCHANGED)
-            )
-            + f" of {len(default.comparisons)}; reason: {default.comparisons[0].reason[:160]}"
-        )
-        flagged, counts = unpaired_false_flags(same, other_pool, args.draws, args.rounds, rng)
-        total = sum(counts.values())
-        say(
-            f"(b) allowed (unpaired, {args.draws} draws of {args.rounds} vs {args.rounds}): "
-            f"false flags in {flagged} draws ({pct(flagged, args.draws)}); configurations "
-            + ", ".join(
-                f"{v} {pct(counts.get(v, 0), total)}"
-                for v in (UNCHANGED, INCONCLUSIVE, REGRESSION, IMPROVEMENT)
-            )
-        )
-        cross = {}
-        for label in parse_results(same[0].base):
-            b = [parse_results(r.base).get(label) for r in same]
-            h = [parse_results(r.head).get(label) for r in other_pool]
-            b = [x for x in b if x and math.isfinite(x)]
-            h = [x for x in h if x and math.isfinite(x)]
-            if b and h:
-                cross[label] = math.exp(
-                    statistics.fmean(map(math.log, h)) - statistics.fmean(map(math.log, b))
-                )
-        say(
-            "machine-to-machine ratio of identical code (second / first, all rounds): "
-            + "; ".join(
-                f"{c} {r:.3f}"
-                for c, r in sorted(cross.items(), key=lambda kv: -abs(math.log(kv[1])))[:8]
-            )
-        )
-    rewritten = same[0].machine.replace(
-        main_gpu.encode(), b"GPU-00000000-0000-0000-0000-000000000000"
-    )
-    s4 = draw_stats(same, 200, args.rounds, rng, head_machine=rewritten)
-    total = sum(s4["counts"].values())
-    say(
-        f"(c) simulated: 200 same-GPU draws with the head uuid rewritten: "
-        f"{pct(s4['counts'].get(INCONCLUSIVE, 0), total)} inconclusive, false flags in {s4['flagged_draws']}"
-    )
+    say("## Across machines: base on one H200, head on another, identical code")
+    cross_k = min(5, *(len(p) for p in same_pools.values()))
     say("")
-    say("## The old design on the same rounds: unpaired (two builds)")
-    flagged, counts = unpaired_false_flags(same, same, args.draws, args.rounds, rng)
-    total = sum(counts.values())
     say(
-        f"identical code, base and head drawn from different rounds, Welch: false flags in {flagged} of "
-        f"{args.draws} draws ({pct(flagged, args.draws)}); configurations "
-        + ", ".join(
-            f"{v} {pct(counts.get(v, 0), total)}"
-            for v in (UNCHANGED, INCONCLUSIVE, REGRESSION, IMPROVEMENT)
-        )
+        f"| base GPU | head GPU | default rules | allowed (unpaired, {args.draws} draws of {cross_k} vs {cross_k}): draws flagged | largest machine-to-machine ratio |"
+    )
+    say("| --- | --- | --- | --- | --- |")
+    for base_uuid in same_pools:
+        for head_uuid in same_pools:
+            if base_uuid == head_uuid:
+                continue
+            base_pool, head_pool = same_pools[base_uuid], same_pools[head_uuid]
+            base_side, head_side = Side(), Side()
+            for n, (b, h) in enumerate(zip(base_pool, head_pool, strict=False), start=1):
+                base_side.runs[n], head_side.runs[n] = b.base, h.head
+            base_side.machine, head_side.machine = base_pool[0].machine, head_pool[0].machine
+            default = verdicts(base_side, head_side)
+            counts = defaultdict(int)
+            for c in default.comparisons:
+                counts[c.verdict] += 1
+            flagged = 0
+            for _ in range(args.draws):
+                b_side, h_side = Side(), Side()
+                for n, r in enumerate(rng.sample(base_pool, cross_k), start=1):
+                    b_side.runs[n] = r.base
+                for n, r in enumerate(rng.sample(head_pool, cross_k), start=1):
+                    h_side.runs[n] = r.head
+                b_side.machine, h_side.machine = base_pool[0].machine, head_pool[0].machine
+                got = verdicts(b_side, h_side, allow_different_gpus=True)
+                flagged += any(c.verdict in (REGRESSION, IMPROVEMENT) for c in got.comparisons)
+            cross = {}
+            for label in parse_results(base_pool[0].base):
+                b = [parse_results(r.base).get(label) for r in base_pool]
+                h = [parse_results(r.head).get(label) for r in head_pool]
+                b = [x for x in b if x and math.isfinite(x)]
+                h = [x for x in h if x and math.isfinite(x)]
+                if b and h:
+                    cross[label] = math.exp(
+                        statistics.fmean(map(math.log, h)) - statistics.fmean(map(math.log, b))
+                    )
+            worst = max(cross.items(), key=lambda kv: abs(math.log(kv[1])))
+            say(
+                f"| {base_uuid[:12]} | {head_uuid[:12]} | {dict(counts)} | {flagged} of "
+                f"{args.draws} ({pct(flagged, args.draws)}) | {worst[0]} {worst[1]:.3f} |"
+            )
+    rewritten = main_same[0].machine.replace(
+        parse_machine_csv(main_same[0].machine)[0].uuid.encode(),
+        b"GPU-00000000-0000-0000-0000-000000000000",
+    )
+    s4 = draw_stats(main_same, 200, min(k, len(main_same)), rng, head_machine=rewritten)
+    say("")
+    say(
+        f"simulated: 200 same-GPU draws with the head's uuid rewritten: "
+        f"{pct(s4['counts'].get(INCONCLUSIVE, 0), sum(s4['counts'].values()))} inconclusive, "
+        f"false flags in {s4['flagged_draws']}"
     )
     text = "\n".join(lines) + "\n"
     print(text)

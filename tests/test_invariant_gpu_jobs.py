@@ -1,6 +1,6 @@
 """GPU-job promises on the code production runs: who may approve by default, a dispatch
 whose jobs another worker claimed creates no build, benchmark verdicts as documented (a
-95% interval, a regression from exactly 5% slower), bounded result files, and which
+95% interval, a regression from exactly the factor slower), bounded result files, and which
 Buildkite steps a change selects."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from bot.engines.buildkite import BuildkiteEngine
 from bot.jobs.benchmark_results import ResultError, parse_results
 from bot.jobs.buildkite_steps import dependency_matches, matching_evidence, parse_step_file
-from bot.jobs.compare import REGRESSION, compare
+from bot.jobs.compare import DEFAULT_FACTOR, REGRESSION, compare
 from bot.jobs.planner import Head, WantedJob, plan
 from bot.store import jobs as store
 from bot.testing.buildkite_server import FakeBuildkite
@@ -112,11 +112,14 @@ def test_every_ratio_has_a_95_percent_interval():
     assert result.high == pytest.approx(1.05 * math.exp(margin), rel=1e-6)
 
 
-def test_exactly_5_percent_slower_and_significant_is_a_regression():
-    [at] = compare({"cfg": (BASE_RUNS, [t * 1.05 for t in BASE_RUNS])})
+def test_exactly_the_factor_slower_and_significant_is_a_regression():
+    [at] = compare({"cfg": (BASE_RUNS, [t * 1.05 for t in BASE_RUNS])}, factor=0.05)
     assert at.ratio == pytest.approx(1.05, abs=1e-12) and at.verdict == REGRESSION
-    [under] = compare({"cfg": (BASE_RUNS, [t * 1.049 for t in BASE_RUNS])})
+    [under] = compare({"cfg": (BASE_RUNS, [t * 1.049 for t in BASE_RUNS])}, factor=0.05)
     assert under.verdict != REGRESSION and under.ratio < 1.05
+    # The rules' default factor is 3%: a 5% slowdown is past it, not on it.
+    [default] = compare({"cfg": (BASE_RUNS, [t * 1.05 for t in BASE_RUNS])})
+    assert DEFAULT_FACTOR == 0.03 and default.verdict == REGRESSION
 
 
 # --- result files are parsed as data, bounded in size -------------------------------------

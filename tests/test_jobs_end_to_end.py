@@ -44,6 +44,14 @@ CHANGE = {
     + '    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"\n',
     "vllm/v1/attention/backends/mla/fast_mla.py": BACKEND,
 }
+# The platform's priority list at SM100: FLASHMLA is picked ahead of the new FAST_MLA.
+PRIORITIES = """
+def _get_backend_priorities(use_mla, device_capability):
+    if use_mla:
+        if device_capability.major == 10:
+            return [AttentionBackendEnum.FLASHMLA, AttentionBackendEnum.FAST_MLA]
+    return [AttentionBackendEnum.FLASH_ATTN]
+"""
 RULES = "extends: vllm\nfeatures:\n  dispatch: true\nchecks:\n  requirements:\n    enabled: false\n"
 SMOKE, BENCH = "v1-attention-b200", "prbot-attention-benchmark-b200"
 
@@ -58,6 +66,7 @@ def stack(tmp_path):
                 ".buildkite/test_areas/attention.yaml": STEPS,
                 "vllm/__init__.py": "",
                 "vllm/v1/attention/backends/registry.py": REGISTRY,
+                "vllm/platforms/cuda.py": PRIORITIES,
                 ".github/prbot.yml": RULES,
             },
         )
@@ -65,8 +74,8 @@ def stack(tmp_path):
         yield running
 
 
-def open_pr(stack, association: str) -> int:
-    stack.github.commit(REPO, "fast-mla", CHANGE, "add FAST_MLA")
+def open_pr(stack, association: str, change: dict[str, str] = CHANGE) -> int:
+    stack.github.commit(REPO, "fast-mla", change, "add FAST_MLA")
     pull = stack.github.open_pull_request(
         REPO,
         head_branch="fast-mla",
@@ -125,6 +134,7 @@ def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(sta
     assert head_bench.body["env"]["PRBOT_BENCHMARK_COMPARE"] == "backends"
     assert "PRBOT_BENCHMARK_BASE_COMMIT" not in head_bench.body["env"]
     assert head_bench.body["env"]["PRBOT_BENCHMARK_BACKENDS"] == "FAST_MLA"
+    assert head_bench.body["env"]["PRBOT_BENCHMARK_AGAINST"] == "FLASHMLA"
     assert "mla_decode.yaml" in head_bench.body["env"]["PRBOT_BENCHMARK_CONFIG"]
     body = comment(stack, number)
     assert "🕒 queued" in body and "`b200`" in body and "h100" not in body.split("Hardware")[0]
@@ -159,6 +169,28 @@ def test_a_trusted_sm100_pr_runs_b200_smoke_and_a_benchmark_into_the_comment(sta
     wait_for(stack.idle, what="idle")
     assert bk.count_calls("POST", "/builds") == 2
     assert "✅ passed" in comment(stack, number)
+
+
+def test_a_new_backend_with_no_incumbent_is_not_benchmarked_and_the_comment_says_why(
+    stack,
+) -> None:
+    # The PR puts FAST_MLA first in the priority list: nothing today runs ahead of it, so a
+    # benchmark job could only compare it with itself.
+    first = PRIORITIES.replace(
+        "[AttentionBackendEnum.FLASHMLA, AttentionBackendEnum.FAST_MLA]",
+        "[AttentionBackendEnum.FAST_MLA]",
+    )
+    bk = stack.buildkite
+    number = open_pr(stack, "MEMBER", {**CHANGE, "vllm/platforms/cuda.py": first})
+    wait_for(lambda: len(bk.builds) == 1, what="the smoke build")
+    wait_for(stack.idle, what="idle")
+    (smoke,) = bk.builds.values()
+    assert json.loads(smoke.body["env"]["VLLM_CI_ONLY_STEP_KEYS"]) == [SMOKE]
+    assert bk.count_calls("POST", "/builds") == 1
+    body = comment(stack, number)
+    lines = [line for line in body.splitlines() if "is not dispatched" in line]
+    assert len(lines) == 1 and "FAST\\_MLA is not at base" in lines[0]
+    assert "names no incumbent for b200, so there is nothing to benchmark it against" in lines[0]
 
 
 def test_an_untrusted_pr_waits_for_an_approval_of_its_head(stack) -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.jobs import planner
+from bot.jobs.compare import DEFAULT_ROUNDS
 from bot.jobs.planner import Head, WantedJob
 from bot.store.jobs import JobKey, JobRecord
 
@@ -63,7 +64,7 @@ def test_a_trusted_head_gets_one_build_for_its_smoke_steps_and_one_job_per_bench
     assert (head_bench.side, head_bench.commit_sha) == ("head", HEAD)
     # Base and head run in that one job (prbot bench run), so it is told the merge base.
     assert head_bench.env == {
-        "PRBOT_BENCHMARK_RUNS": "5",
+        "PRBOT_BENCHMARK_RUNS": str(DEFAULT_ROUNDS),
         "PRBOT_BENCHMARK_COMPARE": "base",
         "PRBOT_BENCHMARK_BASE_COMMIT": BASE,
         "PRBOT_BENCHMARK_CONFIG": BENCH.config,
@@ -166,3 +167,15 @@ def test_a_new_backend_is_one_job_against_its_incumbents_on_the_head() -> None:
     finding = {"name": "b", "kind": "benchmark", "compare": "backends", "against": ["FLASHMLA"]}
     wanted = WantedJob.from_finding(finding)
     assert (wanted.compare, wanted.against) == ("backends", ("FLASHMLA",))
+
+
+def test_a_new_backend_with_no_incumbent_is_never_dispatched() -> None:
+    alone = dataclasses.replace(BENCH, compare="backends", against=())
+    result = plan([SMOKE, alone], TRUSTED, {})
+    assert [d.step_keys for d in result.dispatches] == [("v1-attention-b200",)]
+    assert result.problems == [
+        "MLA decode benchmark: a new backend with no incumbent to run against"
+    ]
+    against = dataclasses.replace(alone, against=("FLASHMLA",))
+    (bench,) = plan([against], TRUSTED, {}).dispatches
+    assert bench.env["PRBOT_BENCHMARK_AGAINST"] == "FLASHMLA"

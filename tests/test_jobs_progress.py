@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from datetime import UTC, datetime
@@ -110,6 +111,12 @@ def test_a_benchmark_gets_its_ratio_table_and_chart() -> None:
     assert "```mermaid\nxychart-beta" in markdown and "bar [1.09" in markdown
     assert "| 1.099 |" in markdown
     assert f"`{BASE[:7]}`" in markdown and "5 base, 5 head" in markdown
+    # Each row's reason is a line under the table, not a column (the comment is 780 px wide).
+    header = next(line for line in markdown.splitlines() if line.startswith("| Configuration"))
+    assert header.count("|") == 7 and "Why" not in header
+    why = markdown.split("\nWhy:\n", 1)[1]
+    assert f"- {configs[0]}: {comparison['reason']}" in why.replace("\\", "")
+    assert comparison["reason"].startswith(f"{(comparison['ratio'] - 1):.1%} slower, significant")
 
 
 def test_benchmark_labels_from_an_artifact_cannot_escape_the_table_or_the_chart() -> None:
@@ -262,3 +269,37 @@ def test_a_failure_with_no_history_to_explain_it_fails_the_check_by_default() ->
     assert overlay(section(finding("Lone one")), records).status == Status.FAIL
     relaxed = overlay(section(finding("Lone one")), records, fail_on=("new",))
     assert relaxed.status == Status.WARN
+
+
+def test_the_rules_setting_allow_different_gpus_reaches_the_benchmark_table() -> None:
+    from bot.jobs.paired_runs import Side, parse_sides
+
+    def gpu(uuid: str) -> bytes:
+        return (
+            "name, uuid, driver_version, clocks.current.sm [MHz], clocks.current.memory [MHz], "
+            f"temperature.gpu\nNVIDIA H200, {uuid}, 580.159.04, 1980 MHz, 3201 MHz, 40\n"
+        ).encode()
+
+    base, head = (
+        Side(machine=gpu("GPU-3f81f7ad-710f-44f4-328d-73a7754145b0")),
+        Side(machine=gpu("GPU-697c774d-df4c-ea21-e17d-8801d254dfda")),
+    )
+    for n, (b, h) in enumerate(
+        zip(runs(1e-3, 5, ["X 8q1s1k"], 1), runs(1e-3, 5, ["X 8q1s1k"], 2), strict=True), start=1
+    ):
+        base.runs[n] = json.dumps(
+            [{"config": {"backend": "X", "batch_spec": "8q1s1k"}, "mean_time": b["X 8q1s1k"]}]
+        ).encode()
+        head.runs[n] = json.dumps(
+            [{"config": {"backend": "X", "batch_spec": "8q1s1k"}, "mean_time": h["X 8q1s1k"]}]
+        ).encode()
+    bench = record(
+        "Decode", "passed", results=[{"paired": parse_sides(base, head)}], kind="benchmark"
+    )
+    refused = overlay(section(finding("Decode", "benchmark")), [bench])
+    (row,) = refused.data["benchmarks"][0]["rows"]
+    assert row["verdict"] == "inconclusive" and "different GPUs are not compared" in row["reason"]
+    allowed = overlay(section(finding("Decode", "benchmark")), [bench], allow_different_gpus=True)
+    (row,) = allowed.data["benchmarks"][0]["rows"]
+    assert row["verdict"] == "unchanged" and row["paired"] is False
+    assert "compared unpaired (the rules allow different GPUs)" in row["reason"]

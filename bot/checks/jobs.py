@@ -347,13 +347,21 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
                 finding.update(compared)
                 if compared["compare"] == "backends":
                     new = ", ".join(compared["new_backends"])
-                    finding["reason"] += (
-                        f"; {new} not at base: measured against "
-                        + ", ".join(compared["against"])
-                        + " on this head"
-                        if compared["against"]
-                        else f"; {new} not at base, and no incumbents to measure against"
-                    )
+                    if compared["against"]:
+                        finding["reason"] += (
+                            f"; {new} not at base: measured against "
+                            + ", ".join(compared["against"])
+                            + " on this head"
+                        )
+                    else:
+                        # Nothing to run it against: the job would compare it with itself.
+                        finding["no_incumbents"] = True
+                        finding["reason"] += f"; {new} not at base, and no incumbents"
+                        problems.append(
+                            f"{job.name} is not dispatched: {new} is not at base and the "
+                            "platform's priority list names no incumbent for "
+                            f"{job.hardware}, so there is nothing to benchmark it against"
+                        )
     problems += _missing_steps(findings, pipeline_keys)
     smoke = sum(job.kind == GPU_SMOKE for job in selected)
     benchmarks = sum(job.kind == BENCHMARK for job in selected)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from bot.cli.common import CliError, progress
+from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_ROUNDS
 
 MAX_DIR_ENTRIES = 1000
 
@@ -34,7 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--base", required=True, metavar="TEMPLATE", help="base side's command")
     run.add_argument("--head", required=True, metavar="TEMPLATE", help="head side's command")
-    run.add_argument("--rounds", type=int, default=5, help="ABBA rounds (default 5)")
+    run.add_argument(
+        "--rounds",
+        type=int,
+        default=DEFAULT_ROUNDS,
+        help=f"ABBA rounds (default {DEFAULT_ROUNDS}, checks.jobs.benchmark.runs)",
+    )
     run.add_argument("--out", required=True, help="directory for base/, head/, logs/, job.json")
     run.add_argument(
         "--gpu",
@@ -53,8 +59,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("base_dir")
     compare.add_argument("head_dir")
     compare.add_argument("--format", choices=["json", "markdown"], default="json")
-    compare.add_argument("--factor", type=float, default=0.05, help="smallest change (0.05)")
-    compare.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate")
+    compare.add_argument(
+        "--factor",
+        type=float,
+        default=DEFAULT_FACTOR,
+        help=f"smallest change called a change (default {DEFAULT_FACTOR})",
+    )
+    compare.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULT_ALPHA,
+        help=f"false-discovery rate (default {DEFAULT_ALPHA})",
+    )
     compare.add_argument(
         "--allow-different-gpus",
         action="store_true",
@@ -152,8 +168,8 @@ def verdicts_of(
     base_dir: Path,
     head_dir: Path,
     *,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
     allow_different_gpus: bool = False,
     by: str = "config",
 ):

@@ -49,6 +49,17 @@ BASE_FILES = {
     "requirements/docs.in": "mkdocs\n",
     "vllm/__init__.py": "",
     "vllm/v1/attention/backends/registry.py": _REGISTRY,
+    # The CUDA platform's priority list: what a new MLA backend is benchmarked against.
+    "vllm/platforms/cuda.py": (
+        "def _get_backend_priorities(use_mla, device_capability):\n"
+        "    if use_mla:\n"
+        "        if device_capability.major == 10:\n"
+        "            return [\n"
+        "                AttentionBackendEnum.CUTLASS_MLA,\n"
+        "                AttentionBackendEnum.FLASHINFER_MLA,\n"
+        "            ]\n"
+        "    return [AttentionBackendEnum.FLASH_ATTN]\n"
+    ),
     # vLLM's own GPU steps (prbot picks the B200 one for a Blackwell-only backend).
     ".buildkite/test_areas/attention.yaml": (
         "group: Attention\nsteps:\n"

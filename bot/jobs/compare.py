@@ -37,6 +37,13 @@ FAILED = "failed"
 VERDICTS = (REGRESSION, IMPROVEMENT, UNCHANGED, INCONCLUSIVE, FAILED)
 # The power at which the smallest detectable change is quoted.
 POWER = 0.8
+# The rules' defaults (``checks.jobs.benchmark``), chosen by the power calculation in
+# benchmarks/bench_rounds_power.py and checked on an H200 (docs/benchmarks/gpu_verdicts.md):
+# a regression needs the point ratio past 1 + factor, so a true 5% slowdown is caught
+# reliably only with the factor below 5% and enough rounds to keep the ratio above it.
+DEFAULT_FACTOR = 0.03
+DEFAULT_ALPHA = 0.05
+DEFAULT_ROUNDS = 10
 
 
 @dataclass(frozen=True)
@@ -242,8 +249,8 @@ def _missing(side: str, values: Sequence[float | None]) -> str:
 def compare(
     samples: Mapping[str, tuple[Sequence[float | None], Sequence[float | None]]],
     *,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
     note: str = "unpaired runs",
 ) -> list[Comparison]:
     """Unpaired: a verdict per configuration from ``{config: (base times, head times)}``;
@@ -295,8 +302,8 @@ def _dropped_rounds(
 def compare_paired(
     rounds: Mapping[str, Mapping[int, tuple[float | None, float | None]]],
     *,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
     note: str = "",
 ) -> list[Comparison]:
     """Paired: ``{config: {round: (base time, head time)}}``, None where a run lacks it.

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.sections import CheckRules
+from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_ROUNDS
 from bot.jobs.selection import RuleJob
 
 # Failures that fail the check when the rules name none (CiSignalRules.fail_on says why).
@@ -99,9 +100,15 @@ class RuleJobRules(_Strict):
 
 
 class BenchmarkRules(_Strict):
-    runs: int = Field(default=5, ge=2, le=50)  # per side, base and head
-    factor: float = Field(default=0.05, gt=0, lt=1)  # the smallest change called a change
-    alpha: float = Field(default=0.05, gt=0, lt=0.5)  # false-discovery rate across configs
+    # ABBA rounds of one job (each a base and a head run, on one GPU).
+    runs: int = Field(default=DEFAULT_ROUNDS, ge=2, le=50)
+    # The smallest change called a change: a regression's point ratio is at least 1 + factor.
+    # Below the change to be caught (3% to catch 5%: docs/benchmarks/gpu_verdicts.md).
+    factor: float = Field(default=DEFAULT_FACTOR, gt=0, lt=1)
+    alpha: float = Field(default=DEFAULT_ALPHA, gt=0, lt=0.5)  # false-discovery rate across configs
+    # Base and head recorded on two different GPUs (uuids) are inconclusive unless this is
+    # on; then they are compared unpaired (two samples, not rounds), and the reason says so.
+    allow_different_gpus: bool = False
 
 
 class CiSignalRules(_Strict):

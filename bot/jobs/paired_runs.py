@@ -17,7 +17,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bot.jobs.benchmark_results import NAMING, ResultError, backends_by_label, parse_results
-from bot.jobs.compare import FAILED, Comparison, compare, compare_paired, withhold
+from bot.jobs.compare import (
+    DEFAULT_ALPHA,
+    DEFAULT_FACTOR,
+    FAILED,
+    Comparison,
+    compare,
+    compare_paired,
+    withhold,
+)
 from bot.jobs.gpu_identity import MAX_CSV_BYTES, Gpu, MachineError, parse_machine_csv, same_gpus
 
 RUN_NAME = re.compile(r"^run-(\d{1,6})\.json$")
@@ -179,8 +187,8 @@ def verdicts(
     base: Side,
     head: Side,
     *,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
     allow_different_gpus: bool = False,
     naming: tuple[str, ...] = NAMING,
 ) -> Verdicts:
@@ -201,8 +209,8 @@ def _runs_of(parsed: dict, side: str) -> dict[int, dict[str, float]]:
 def judge(
     parsed: dict,
     *,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
     allow_different_gpus: bool = False,
 ) -> Verdicts:
     """The verdicts of ``parse_sides``'s data, with the rules' thresholds."""

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bot.jobs.compare import DEFAULT_ROUNDS
 from bot.jobs.records import ACTIVE, JobKey, JobRecord, JobSpec
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 
@@ -73,7 +74,7 @@ class Head:
     base_sha: str  # the merge base: what a benchmark's base side runs on
     trusted: bool
     approvers: tuple[str, ...] = ()
-    benchmark_runs: int = 5
+    benchmark_runs: int = DEFAULT_ROUNDS
 
     @property
     def may_dispatch(self) -> bool:
@@ -200,6 +201,9 @@ def plan(
     for job in jobs:
         if not job.step_key:
             out.problems.append(f"{job.name}: no step key in the rules, so nothing to run")
+            continue
+        if job.kind == BENCHMARK and job.compare == "backends" and not job.against:
+            out.problems.append(f"{job.name}: a new backend with no incumbent to run against")
             continue
         # One job per benchmark: base and head run in it, alternately on one GPU, so a
         # base run made elsewhere (another build, an older base run) is never reused.

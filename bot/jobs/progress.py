@@ -17,7 +17,15 @@ from typing import Any
 from bot.core.sections import Section, Status
 from bot.jobs.bench_markdown import headline
 from bot.jobs.benchmark_results import samples_from_runs
-from bot.jobs.compare import FAILED, IMPROVEMENT, INCONCLUSIVE, REGRESSION, compare
+from bot.jobs.compare import (
+    DEFAULT_ALPHA,
+    DEFAULT_FACTOR,
+    FAILED,
+    IMPROVEMENT,
+    INCONCLUSIVE,
+    REGRESSION,
+    compare,
+)
 from bot.jobs.config import DEFAULT_FAIL_ON
 from bot.jobs.paired_runs import judge
 from bot.jobs.records import ACTIVE, JobRecord
@@ -137,8 +145,9 @@ def overlay(
     records: Sequence[JobRecord],
     *,
     reused_base: Mapping[str, JobRecord] | None = None,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
+    allow_different_gpus: bool = False,
     fail_on: Sequence[str] = DEFAULT_FAIL_ON,
 ) -> Section:
     """``section`` with each finding's status, link and benchmark comparisons from records,
@@ -161,7 +170,9 @@ def overlay(
             _with_signal(updated, record.signal)
         paired = _paired(record)
         if finding.get("kind") == BENCHMARK and paired is not None:
-            result = judge(paired, factor=factor, alpha=alpha)
+            result = judge(
+                paired, factor=factor, alpha=alpha, allow_different_gpus=allow_different_gpus
+            )
             comparisons = [c.to_json() for c in result.comparisons]
             updated["comparisons"] = comparisons
             updated["base_status"] = None

@@ -27,6 +27,7 @@ from bot.engines.base import Engine, make_engine
 from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
+from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_ROUNDS
 from bot.jobs.config import DEFAULT_FAIL_ON
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
 from bot.jobs.repository_builds import SeenStep
@@ -374,8 +375,13 @@ def dispatch_head(
     section = jobs_section(report)
     if section is None or not section.findings:
         return None
-    # A benchmark whose step the pipeline lacks has nothing to run (the section says so).
-    wanted = [WantedJob.from_finding(f) for f in section.findings if not f.get("missing_step")]
+    # A benchmark whose step the pipeline lacks, or a new backend with no incumbent to run
+    # against, has nothing to run (the section says so).
+    wanted = [
+        WantedJob.from_finding(f)
+        for f in section.findings
+        if not f.get("missing_step") and not f.get("no_incumbents")
+    ]
     features = features_of(context)
     dispatching = "dispatch" in features
     # An engine a feature is named after (GitHub Actions: `actions`) needs that feature on.
@@ -396,7 +402,7 @@ def dispatch_head(
         str(context.get("merge_base") or report.base_sha),
         trusted=_trusted(services, repo, context),
         approvers=tuple(store.approvers(services.db, repo, number, head_sha)),
-        benchmark_runs=int(benchmark.get("runs", 5)),
+        benchmark_runs=int(benchmark.get("runs", DEFAULT_ROUNDS)),
     )
     records = {
         (r.key.name, r.key.side): r
@@ -483,14 +489,15 @@ def republish(services: Services, repo: str, number: int, head_sha: str) -> bool
         head_sha,
         str(context.get("merge_base") or kept.base_sha),
         trusted=bool(context.get("trusted")),
-        benchmark_runs=int(benchmark.get("runs", 5)),
+        benchmark_runs=int(benchmark.get("runs", DEFAULT_ROUNDS)),
     )
     report = with_job_progress(
         kept,
         store.records_for_head(services.db, repo, number, head_sha),
         reused_base=_reusable_bases(services.db, head, wanted),
-        factor=float(benchmark.get("factor", 0.05)),
-        alpha=float(benchmark.get("alpha", 0.05)),
+        factor=float(benchmark.get("factor", DEFAULT_FACTOR)),
+        alpha=float(benchmark.get("alpha", DEFAULT_ALPHA)),
+        allow_different_gpus=bool(benchmark.get("allow_different_gpus", False)),
         fail_on=tuple((context.get("ci_signal") or {}).get("fail_on", DEFAULT_FAIL_ON)),
         repository=repository_from_json(context.get("repository_builds") or {}),
         notes=[str(n) for n in context.get("repository_notes") or []][:5],

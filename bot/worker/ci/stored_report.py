@@ -15,6 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from bot.core.sections import Section, Status
+from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 from bot.jobs.progress import DEFAULT_FAIL_ON, overlay
 from bot.jobs.records import JobRecord
 from bot.jobs.repository_builds import SeenStep, annotate
@@ -82,8 +83,9 @@ def with_job_progress(
     records: Sequence[JobRecord],
     *,
     reused_base: Mapping[str, JobRecord] | None = None,
-    factor: float = 0.05,
-    alpha: float = 0.05,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
+    allow_different_gpus: bool = False,
     fail_on: Sequence[str] = DEFAULT_FAIL_ON,
     repository: Mapping[str, SeenStep] | None = None,
     notes: Sequence[str] = (),
@@ -94,7 +96,13 @@ def with_job_progress(
     sections = [
         annotate(
             overlay(
-                s, records, reused_base=reused_base, factor=factor, alpha=alpha, fail_on=fail_on
+                s,
+                records,
+                reused_base=reused_base,
+                factor=factor,
+                alpha=alpha,
+                allow_different_gpus=allow_different_gpus,
+                fail_on=fail_on,
             ),
             repository or {},
             notes,
