@@ -15,16 +15,23 @@ Each report is written as ``--out/reports/<case>.md``, and every requirement lin
 (``added``/``changed``/``removed`` ... ``at FILE:LINE``) is checked against the trees: the
 cited line must name the package, and the specifier shown must be the cited line's (with
 those of the lines it names after "with"). The
-verdicts on the rest are by hand, in ``docs/benchmarks/maintainer_audit.md``.
+"What this PR changes in the generated content" (the attention-backend doc's previews,
+(c)) is checked against vLLM's own generator, run here on each side's tree with prbot's
+mkdocs stand-in (release code from PyPI, in a subprocess, ``python -I -S``). The verdicts on
+the rest are by hand, in ``docs/benchmarks/maintainer_audit.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -141,6 +148,69 @@ def check_requirement_lines(markdown: str, repo: Path, base: str, head: str) -> 
             "merged": merged, "examples": examples}  # fmt: skip
 
 
+GENERATOR = "docs/mkdocs/gen_files/generate_attention_backends.py"
+STAND_IN = ROOT / "bot" / "gendocs" / "mkdocs_stand_in.py"
+PREVIEW = re.compile(r"^- `(table-[a-z0-9-]+)` · ([A-Z0-9_]+)(?::| ·) (.*)$", re.M)
+
+
+def _generated_rows(repo: Path, revision: str) -> dict[tuple[str, str], dict[str, str]]:
+    """(block, backend) -> {column: cell} as vLLM's generator writes them at ``revision``."""
+    with tempfile.TemporaryDirectory() as work:
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", revision, "vllm", "docs"],
+            check=True, capture_output=True,
+        ).stdout  # fmt: skip
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(work, filter="data")
+        result = Path(work) / "result.json"
+        subprocess.run(
+            [sys.executable, "-I", "-S", str(STAND_IN), GENERATOR, str(result)],
+            cwd=work, check=True, capture_output=True, timeout=600,
+        )  # fmt: skip
+        blocks = json.loads(result.read_text())["blocks"].get("design/attention_backends.md", {})
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for block, text in blocks.items():
+        lines = [line for line in text.splitlines() if line.startswith("|")]
+        if len(lines) < 3:
+            continue
+        header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+        for line in lines[2:]:
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            name = next((re.sub(r"[^A-Z0-9_]", "", c) for c in cells if c.startswith("`")), "")
+            rows[block, name] = dict(zip(header, cells, strict=False))
+    return rows
+
+
+def check_previews(markdown: str, repo: Path, base: str, head: str) -> tuple[int, list[str]]:
+    """Each preview shown against the generators' rows: a new row's cells as the head's
+    generator writes them (and no such row at base); a change's two values in the base's and
+    the head's rows (a long value is cut, with ellipses, where it starts to differ)."""
+    before, after = _generated_rows(repo, base), _generated_rows(repo, head)
+
+    def plain(text: str) -> str:
+        return text.replace("`", "").strip("…").strip()
+
+    matched, differing = 0, []
+    for match in PREVIEW.finditer(markdown.replace("\\_", "_").replace("\\.", ".")):
+        block, name, rest = match.groups()
+        if rest.startswith("new row: "):
+            row = after.get((block, name), {})
+            good = bool(row) and (block, name) not in before
+            for part in rest.removeprefix("new row: ").split(" · "):
+                column, _, value = part.partition(": ")
+                good = good and plain(row.get(column, "")) == plain(value)
+        else:
+            column, _, change = rest.partition(": ")
+            old, _, new = change.partition(" → ")
+            was = before.get((block, name), {}).get(column, "")
+            now = after.get((block, name), {}).get(column, "")
+            good = plain(old) in plain(was) and plain(new) in plain(now) and was != now
+        matched += good
+        if not good:
+            differing.append(match.group(0))
+    return matched, differing
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", default=list("abcde"), choices=list("abcde"))
@@ -166,6 +236,11 @@ def main() -> int:
         )
         for example in figures["examples"]:
             print(f"  {example}")
+        if case == "c":
+            matched, differing = check_previews(done.stdout, repo, base, head)
+            print(f"  generated-content previews: {matched} as vLLM's generators write them")
+            for line in differing:
+                print(f"  differs: {line}")
     return 0
 
 
