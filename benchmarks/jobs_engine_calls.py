@@ -4,7 +4,9 @@
 
 A whole prbot (LocalStack: the local GitHub test server, the intake and its worker, SQLite)
 with the local Buildkite, on a vLLM-shaped repository whose PR adds a Blackwell-only MLA
-backend: it needs one B200 smoke build and a benchmark with a head and a base build. Each
+backend: it needs one B200 smoke build and one benchmark job (``prbot bench run``: base and
+head alternately on one GPU, the new backend against the incumbent the CUDA priority list
+picks; the repository's pipeline has prbot's benchmark step). Each
 row is one event, delivered as GitHub or Buildkite would, and counts the Buildkite API calls
 prbot made for it: builds created (target: one per selected build, none on a replay) and
 reads (job states, artifact lists, downloads). Figures go to docs/benchmarks/jobs_engine_calls.md.
@@ -28,6 +30,16 @@ STEPS = (
     "  source_file_dependencies: [vllm/v1/attention]\n"
     "- label: (B200) V1 Attention\n  key: v1-attention-b200\n  device: b200\n"
     "  source_file_dependencies: [vllm/v1/attention]\n"
+    "- label: prbot attention benchmark (B200)\n  key: prbot-attention-benchmark-b200\n"
+    "  device: b200\n  source_file_dependencies: []\n"
+)
+# The platform's priority list at SM100: FLASHMLA is picked ahead of the new FAST_MLA.
+PRIORITIES = (
+    "def _get_backend_priorities(use_mla, device_capability):\n"
+    "    if use_mla:\n"
+    "        if device_capability.major == 10:\n"
+    "            return [AttentionBackendEnum.FLASHMLA, AttentionBackendEnum.FAST_MLA]\n"
+    "    return [AttentionBackendEnum.FLASH_ATTN]\n"
 )
 REGISTRY = (
     "from enum import Enum\n\n\nclass AttentionBackendEnum(Enum):\n"
@@ -43,7 +55,7 @@ CHANGE = {
     + '    FAST_MLA = "vllm.v1.attention.backends.mla.fast_mla.FastMLABackend"\n',
     "vllm/v1/attention/backends/mla/fast_mla.py": BACKEND,
 }
-RULES = "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n"
+RULES = "extends: vllm\nfeatures:\n  dispatch: true\nchecks:\n  requirements:\n    enabled: false\n"
 
 
 class Counter:
@@ -97,6 +109,7 @@ def measure(root: Path) -> list[tuple[str, int, int, str]]:
                 ".buildkite/test_areas/attention.yaml": STEPS,
                 "vllm/__init__.py": "",
                 "vllm/v1/attention/backends/registry.py": REGISTRY,
+                "vllm/platforms/cuda.py": PRIORITIES,
                 ".github/prbot.yml": RULES,
             },
         )
@@ -106,15 +119,15 @@ def measure(root: Path) -> list[tuple[str, int, int, str]]:
         number = open_pr(stack, "fast-mla", "MEMBER")
         guid = str(uuid.uuid4())
         deliver_pull(stack, number, "opened", guid)
-        wait_for(lambda: len(bk.builds) == 3, timeout=120, what="the builds")
-        count.row("trusted PR opened (3 builds selected)", "3")
+        wait_for(lambda: len(bk.builds) == 2, timeout=120, what="the builds")
+        count.row("trusted PR opened (a smoke build and one benchmark job)", "2")
         deliver_pull(stack, number, "opened", guid)
         count.row("the same delivery redelivered (same GUID)", "0")
         deliver_pull(stack, number, "opened")
         count.row("the same event under a new GUID (a replay past the intake)", "0")
         finish_gpu_jobs(stack, head_slowdown=1.0)
         wait_for(lambda: all(j.state == "passed" for b in bk.builds.values() for j in b.jobs))
-        count.row("3 jobs finish (job.finished + build.finished each)", "0")
+        count.row("2 jobs finish (job.finished + build.finished each)", "0")
         with bk.lock:
             delivered = [(b.number, j.step_key) for b in bk.builds.values() for j in b.jobs]
         for build_number, step in delivered:
@@ -129,13 +142,13 @@ def measure(root: Path) -> list[tuple[str, int, int, str]]:
         say(stack, number, "maintainer", "/recheck")
         count.row("/recheck, nothing failed", "0")
         say(stack, number, "maintainer", "/recheck all")
-        count.row("/recheck all", "3")
+        count.row("/recheck all", "2")
 
         gh.push(REPO, number, {"vllm/v1/attention/backends/mla/fast_mla.py": BACKEND + "# 2\n"})
         deliver_pull(stack, number, "synchronize")
-        count.row("a push (synchronize): the new head's builds", "3")
+        count.row("a push (synchronize): the new head's builds", "2")
         finish_gpu_jobs(stack, head_slowdown=1.0)
-        count.row("the rerun's and the new head's 6 jobs finish", "0")
+        count.row("the rerun's and the new head's 4 jobs finish", "0")
 
         other = open_pr(stack, "fast-mla-2", "CONTRIBUTOR")
         deliver_pull(stack, other, "opened")
@@ -144,7 +157,7 @@ def measure(root: Path) -> list[tuple[str, int, int, str]]:
         count.row("its author's /recheck", "0")
         guid = str(uuid.uuid4())
         say(stack, other, "maintainer", "/approve-gpu", guid)
-        count.row("a maintainer's /approve-gpu (the merge base's benchmark run is reused)", "2")
+        count.row("a maintainer's /approve-gpu (no base run is reused: one job per benchmark)", "2")
         return count.rows
 
 
@@ -156,11 +169,13 @@ def render(rows: list[tuple[str, int, int, str]]) -> str:
         "",
         "One prbot (local GitHub test server, intake, worker, SQLite) with the local Buildkite;"
         " a PR adding a Blackwell-only MLA backend selects a B200 smoke step and the MLA decode"
-        " benchmark (a head and a base build). Each row is one event and the Buildkite API calls"
-        " prbot made for it. *Reads* are job states, artifact lists and artifact downloads:"
-        " a finished benchmark job costs one build read, one artifact list and 5 downloads of"
-        " 2 requests each (Buildkite answers a download with a redirect to its storage); its"
-        " build.finished, handled after it under the build's lock, reads nothing.",
+        " benchmark, one job (`prbot bench run`: the new backend and its incumbent alternately"
+        " on one GPU, 10 rounds). Each row is one event and the Buildkite API calls prbot made"
+        " for it. *Reads* are job states, artifact lists and artifact downloads: a finished"
+        " benchmark job's artifacts are one file per run and side plus each side's machine.csv,"
+        " each download 2 requests (Buildkite answers with a redirect to its storage). The one"
+        " read of an event that runs the pipeline is prbot listing the repository's own builds"
+        " of the head (what they ran is reported from them, not built again).",
         "",
         "| Event | Builds created | Target | Reads |",
         "| --- | ---: | ---: | ---: |",
