@@ -357,3 +357,73 @@ def test_with_no_job_chosen_a_broken_step_file_warns_in_the_status_line(make_rep
     assert section.summary == (
         "no GPU job needed; `.buildkite/test_areas/broken.yaml` is not valid YAML (line 1)"
     )
+
+
+def test_sparse_and_dense_backends_go_to_their_own_config_and_incumbents(make_repo):
+    # 0.27.1 -> 0.33.0 put the sparse FLASH_ATTN_MLA_SPARSE_FA4 on the dense mla_decode.yaml
+    # and measured it against FLASHINFER_MLA and TOKENSPEED_MLA: cuda.py's one list holds
+    # both kinds, and the selector keeps the kind a model asks for.
+    enum = "AttentionBackendEnum"
+    priorities = PRIORITIES.replace(
+        f"{enum}.TRITON_MLA,\n",
+        f"{enum}.TRITON_MLA,\n                {enum}.FLASHMLA_SPARSE,\n"
+        f"                {enum}.FAST_MLA_SPARSE,\n",
+    )
+    sparse = backend("capability.major == 10").replace("FastMLABackend", "FastMLASparseBackend")
+    registry = (
+        REGISTRY
+        + NEW_MEMBER
+        + (
+            '    FAST_MLA_SPARSE = "vllm.v1.attention.backends.mla.fast_mla_sparse.'
+            'FastMLASparseBackend"\n'
+        )
+    )
+    repo = make_repo("vllm")
+    base = repo.commit({**BASE, "vllm/platforms/cuda.py": priorities}, "base")
+    head = repo.commit(
+        {
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10"),
+            "vllm/v1/attention/backends/mla/fast_mla_sparse.py": sparse,
+            "vllm/v1/attention/backends/registry.py": registry,
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    found = by_name(run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None))
+    dense, sparse_job = found["MLA decode benchmark"], found["MLA sparse decode benchmark"]
+    assert (dense["backends"], dense["against"]) == (["FAST_MLA"], ["FLASHINFER_MLA"])
+    assert dense["config"].endswith("/mla_decode.yaml")
+    assert (sparse_job["backends"], sparse_job["against"]) == (
+        ["FAST_MLA_SPARSE"],
+        ["FLASHMLA_SPARSE"],
+    )
+    assert sparse_job["config"].endswith("/mla_sparse_decode.yaml")
+
+
+PREFILL_REGISTRY = """from enum import Enum
+
+
+class MLAPrefillBackendEnum(Enum):
+    FLASH_ATTN = "vllm.v1.attention.backends.mla.prefill.flash_attn.FlashAttnPrefillBackend"
+    NEW_PREFILL = "vllm.v1.attention.backends.mla.prefill.new_prefill.NewPrefillBackend"
+"""
+
+
+def test_a_member_is_at_base_only_if_its_own_enum_had_it(make_repo):
+    # 0.20.2 -> 0.21.0 added the whole MLA prefill registry, FLASH_ATTN and FLASHINFER
+    # included; the attention enum's FLASH_ATTN at base made prbot plan a base-vs-head
+    # comparison of a prefill backend the base does not have.
+    repo = make_repo("vllm")
+    base = repo.commit(BASE, "base")
+    prefill = "vllm/v1/attention/backends/mla/prefill/"
+    head = repo.commit(
+        {
+            prefill + "registry.py": PREFILL_REGISTRY,
+            prefill + "flash_attn.py": "class FlashAttnPrefillBackend:\n    pass\n",
+            prefill + "new_prefill.py": "class NewPrefillBackend:\n    pass\n",
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    found = by_name(run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None))
+    bench = found["MLA prefill benchmark"]
+    assert bench["compare"] == "backends"
+    assert bench["new_backends"] == ["FLASH_ATTN", "NEW_PREFILL"]

@@ -214,16 +214,34 @@ def _backend_devices(
     return out, problems
 
 
+def _enums_in_job(backends: list, rule: RuleJobRules | None) -> dict[str, set[str]]:
+    """Per member name, the enums whose entry of it lives in a file that fires the job (a
+    prefill benchmark's FLASH_ATTN is MLAPrefillBackendEnum's, not AttentionBackendEnum's)."""
+    found: dict[str, set[str]] = {}
+    for backend in backends:
+        if rule is None or any(path_matches(backend.module_path, g) for g in rule.run_if_changed):
+            found.setdefault(backend.name, set()).add(backend.enum)
+    return found
+
+
 def _comparison(
     snapshot: Snapshot,
     job: SelectedJob,
     rule: RuleJobRules | None,
-    at_base: set[str],
+    at_base: set[tuple[str, str]],
     capabilities: dict[str, list[str]],
+    enums: dict[str, set[str]],
 ) -> dict[str, Any]:
     """``compare``: ``base`` (each backend at the merge base and at head), or ``backends`` when
     one is absent at base: new ones against the incumbents on the same head, ``against``."""
-    new = [name for name in job.backends if name not in at_base]
+
+    def at_base_too(name: str) -> bool:
+        owners = enums.get(name)
+        if not owners:  # no entry in a file that fires the job: any enum's
+            return any(member == name for _, member in at_base)
+        return any((enum, name) in at_base for enum in owners)
+
+    new = [name for name in job.backends if not at_base_too(name)]
     if not new:
         return {"compare": "base", "against": [], "new_backends": []}
     against: list[str] = []
@@ -246,7 +264,8 @@ def _comparison(
                 major=major,
                 enum=rule.priorities.enum,
             )
-            against = incumbents(order or [], new)
+            # Only incumbents the config can measure: a sparse backend against sparse ones.
+            against = incumbents([n for n in order or [] if rule.measures(n)], new)
     return {"compare": "backends", "against": against, "new_backends": new}
 
 
@@ -311,11 +330,12 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
     for job in rules.jobs:
         # A benchmark on one machine measures only the backends whose class can run there;
         # a class that says nothing falls back on what its file declares (platform paths).
-        def can_run(path: str, name: str, hardware: str = job.hardware) -> bool:
+        def can_run(path: str, name: str, rule: RuleJobRules = job) -> bool:
+            hardware = rule.hardware
             devices = runs_on.get(name)
             if devices is None and declared.get(path) is not None:
                 devices = declared[path][0]  # type: ignore[index]
-            return devices is None or hardware in devices
+            return (devices is None or hardware in devices) and rule.measures(name)
 
         runnable = {
             path: [name for name in names if can_run(path, name)] for path, names in touched.items()
@@ -337,12 +357,16 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
     status = SELECTED if snapshot.trusted else AWAITING_APPROVAL
     findings = [_finding(job, status) for job in selected]
     if any(job.kind == BENCHMARK and job.backends for job in selected):
-        at_base = {b.name for b in _registered_at(snapshot.base, rules.registry)}
+        # A member is at base when its own enum has it there: vLLM 0.21.0's new prefill
+        # registry has FLASH_ATTN, which the attention enum had long before.
+        at_base = {(b.enum, b.name) for b in _registered_at(snapshot.base, rules.registry)}
         by_name = {rule.name: rule for rule in rules.jobs}
         for job, finding in zip(selected, findings, strict=True):
             if job.kind == BENCHMARK and job.backends:
+                rule = by_name.get(job.name)
+                enums = _enums_in_job(registered, rule)
                 compared = _comparison(
-                    snapshot, job, by_name.get(job.name), at_base, rules.hardware.capabilities
+                    snapshot, job, rule, at_base, rules.hardware.capabilities, enums
                 )
                 finding.update(compared)
                 if compared["compare"] == "backends":

@@ -3,9 +3,10 @@ may choose, and the benchmark verdict's thresholds."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.core.sections import CheckRules
 from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_ROUNDS
@@ -83,6 +84,28 @@ class RuleJobRules(_Strict):
     step_key: str | None = None
     # For a benchmark of a backend absent at base: the incumbents to compare it with.
     priorities: PriorityRules | None = None
+    # Which backends the config can measure, by member name (regexes, searched): the job
+    # takes only those, and measures a new one against incumbents of the same kind. vLLM's
+    # dense MLA decode config cannot run a sparse backend, nor is a sparse one measured
+    # against dense ones (the platform's one priority list holds both kinds).
+    backends_when: str | None = Field(default=None, max_length=200)
+    backends_unless: str | None = Field(default=None, max_length=200)
+
+    @field_validator("backends_when", "backends_unless")
+    @classmethod
+    def _backend_pattern_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+    def measures(self, backend: str) -> bool:
+        """Whether the job's config can measure the registry member ``backend``."""
+        if self.backends_when and not re.search(self.backends_when, backend):
+            return False
+        return not (self.backends_unless and re.search(self.backends_unless, backend))
 
     def to_rule_job(self) -> RuleJob:
         """The job as selection takes it (plain data, no pydantic)."""
