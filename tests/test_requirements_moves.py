@@ -65,11 +65,18 @@ def test_docs_txt_becoming_docs_in_and_a_lock_is_a_move_not_14_added(tmp_path, m
     section, text = _section(tmp_path, make_repo, base, head)
     (docs,) = [f for f in section.findings if f["platform"] == "docs"]
     assert (docs["added"], docs["removed"], docs["changed"]) == ([], [], [])
-    assert docs["moved"] == [{"path": "requirements/docs.in", "from": "requirements/docs.txt"}]
+    # docs.txt stayed, as the lock vLLM's docs build installs: the move says what it is now
+    # (the maintainer audit's #19: "a move" alone hid names becoming exact pins).
+    stays = "stays, compiled from it (1 of its 1 requirement exact pins)"
+    assert docs["moved"] == [
+        {"path": "requirements/docs.in", "from": "requirements/docs.txt", "stays": stays}
+    ]
     assert "moved requirements/docs.txt → requirements/docs.in" in section.summary
     assert "with package changes" not in section.summary
     assert "- moved: [`requirements/docs.txt`](" in text
     assert "→ [`requirements/docs.in`](" in text
+    assert "compared as one file; [`requirements/docs.txt`](" in text
+    assert text.count(stays) == 1
 
 
 def test_a_git_rename_with_one_package_changed_shows_that_package_only(tmp_path, make_repo):
@@ -79,6 +86,7 @@ def test_a_git_rename_with_one_package_changed_shows_that_package_only(tmp_path,
     (docs,) = [f for f in section.findings if f["platform"] == "docs"]
     assert docs["added"] == ["mkdocs-macros"] and docs["removed"] == []
     assert docs["moved"][0]["from"] == "requirements/docs.txt"
+    assert docs["moved"][0]["stays"] is None  # a plain move: the old path is gone
 
 
 def test_a_new_entry_unlike_any_changed_file_is_new(tmp_path):

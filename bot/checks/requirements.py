@@ -50,7 +50,10 @@ def row_finding(row: Row) -> dict[str, Any]:
         "conflicts": [{**c.to_json(), "new": new} for c, new in row.conflicts],
         "compiled": [item.to_json() for item in row.compiled],
         "ignored": [item.to_json() for item in row.ignored],
-        "moved": [{"path": head, "from": base} for head, base in row.moved_entries.items()],
+        "moved": [
+            {"path": head, "from": base, "stays": row.moved_left.get(head)}
+            for head, base in row.moved_entries.items()
+        ],
         "only_watched": row.only_watched,
     }
     finding["changed"] = _changes(row.diff)

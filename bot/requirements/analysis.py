@@ -23,7 +23,7 @@ from bot.requirements.effective import (
 )
 from bot.requirements.graph import Closure, RequirementTree, reverse_index
 from bot.requirements.matrix import Target, build_targets, cells
-from bot.requirements.moves import base_paths
+from bot.requirements.moves import base_paths, left_behind
 from bot.requirements.rerun import rerun_compiled_file
 from bot.requirements.resolve import resolver_for, scrub_paths, uv_binary
 from bot.requirements.resolve_cells import resolve_rows
@@ -68,10 +68,16 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext)
     base_tree, head_tree = RequirementTree(snapshot.base), RequirementTree(snapshot.head)
     closures: dict[str, tuple[Closure, Closure]] = {}
     moves: dict[str, dict[str, str]] = {}
+    kept: dict[str, dict[str, str]] = {}
     for t in targets:
         entries, moved = base_paths(t.rules.entries, snapshot.files, base_tree, head_tree)
         constraints, moved_c = base_paths(t.rules.constraints, snapshot.files, base_tree, head_tree)
         moves[t.name] = {**moved, **moved_c}
+        kept[t.name] = {
+            head: note
+            for head, base in moves[t.name].items()
+            if (note := left_behind(base, head, head_tree)) is not None
+        }
         closures[t.name] = (
             base_tree.closure(entries, constraints),
             head_tree.closure(t.rules.entries, t.rules.constraints),
@@ -115,6 +121,7 @@ def analyse(snapshot: Snapshot, rules: RequirementsRules, context: CheckContext)
             cell, why, diff_sets(effective_set(base_closure, env), effective_set(head_closure, env))
         )
         row.moved_entries = moves[cell.target.name]
+        row.moved_left = kept[cell.target.name]
         row.only_watched = not why_by_target.get(cell.target.name)
         base_problems = {(p.file, p.message) for p in base_closure.problems}
         row.problems = [

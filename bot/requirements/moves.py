@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.core.snapshot import ChangedFile
+from bot.requirements.compiled import parse_compiled_header
 from bot.requirements.graph import RequirementTree
 
 _REQUIREMENT_SUFFIXES = (".txt", ".in")
@@ -72,3 +73,27 @@ def base_paths(
             moves[path] = source
         out.append(source or path)
     return out, moves
+
+
+def left_behind(source: str, entry: str, head_tree: RequirementTree) -> str | None:
+    """What a moved entry's old path is at head, when the PR kept it: vLLM 0.21.0's
+    ``docs.txt`` stayed as the lock compiled from ``docs.in``, which is what its docs build
+    installs, so "moved" alone would hide that the install went from names to exact pins.
+    None when the old path is gone (a plain move)."""
+    parsed = head_tree.file(source)
+    if parsed is None:
+        return None
+    pins = sum(
+        1
+        for line in parsed.requirements
+        if line.requirement is not None
+        and len(line.requirement.specifier) == 1
+        and next(iter(line.requirement.specifier)).operator in ("==", "===")
+    )
+    count = len(parsed.requirements)
+    text = head_tree.reader.read_text(source) or ""
+    compiled = parse_compiled_header(source, text)
+    pinned = f"{pins} of its {count} requirement{'s' if count != 1 else ''} exact pins"
+    if compiled is not None and entry in compiled.inputs:
+        return f"stays, compiled from it ({pinned})"
+    return f"stays ({pinned})"

@@ -64,6 +64,8 @@ class Row:
     ignored: list[Ignored] = field(default_factory=list)
     # Entry or constraint files read at base under another path: {head path: base path}.
     moved_entries: dict[str, str] = field(default_factory=dict)
+    # For a moved entry whose old path the PR kept: what that file is now (moves.left_behind).
+    moved_left: dict[str, str] = field(default_factory=dict)
     # Affected only because a watched file (setup.py) changed, not through its own files.
     only_watched: bool = False
 
