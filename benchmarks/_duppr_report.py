@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from _duppr_curve import TARGET_FALSE, TARGET_FLAGGED, TARGET_PRECISION
+from _duppr_curve import STRICT_FALSE, TARGET_FALSE, TARGET_FLAGGED, TARGET_PRECISION
 from _duppr_systems import TFIDF_ALERT_COSINE, VLLM_THRESHOLD
 
 from bot.duplicates.config import DuplicatesRules
-from bot.duplicates.scoring import SPECIFIC_WORDS, TEXT_ONLY_ALIKE, TEXT_ONLY_MARGIN
+from bot.duplicates.scoring import SPECIFIC_WORDS, TEXT_ONLY_ALIKE
 
 RULES_THRESHOLD = DuplicatesRules().likely_duplicate_score
 RULES_TEXT_ONLY = DuplicatesRules().text_only_likely_duplicate_score
+RULES_LEAD = DuplicatesRules().text_only_lead
+RULES_ISSUE = DuplicatesRules().text_only_shared_issue_score
+RULES_ISSUE_LEAD = DuplicatesRules().text_only_shared_issue_lead
 POOL_QUERIES = 200
 
 
@@ -117,7 +120,9 @@ def markdown(result: dict[str, dict], command: str) -> str:
         "A `likely_duplicate` alert at each threshold of `checks.duplicates."
         "text_only_likely_duplicate_score` (the rules' choice; the rest of the text-only rule "
         f"as in the code: cosine ≥ {TEXT_ONLY_ALIKE}, shared rare words ≥ {SPECIFIC_WORDS}, "
-        f"the top candidate leading the next by ≥ {TEXT_ONLY_MARGIN}): PRs flagged, flags "
+        f"the top candidate leading the next by ≥ {RULES_LEAD}; a top candidate naming the same "
+        f"specific issue as the query instead at score ≥ {RULES_ISSUE} and lead ≥ "
+        f"{RULES_ISSUE_LEAD}, whatever the threshold): PRs flagged, flags "
         "right, the share of the queries with a true duplicate whose top flag is right, and "
         "false alerts among the PRs without one. Targets: ≥ "
         f"{TARGET_FLAGGED:.0%} flagged, top flag right ≥ {TARGET_PRECISION:.0%}, false "
@@ -129,32 +134,38 @@ def markdown(result: dict[str, dict], command: str) -> str:
             "",
             "### The text-only rule, chosen leave-one-repository-out",
             "",
-            "Searched over cosine bar × rare-word bar × lead over the next candidate × score "
-            "threshold (`benchmarks/_duppr_curve.py`), one rule for both installs: for each "
-            "repository, the rule flagging the most true duplicates on the other twelve while "
-            "meeting the precision and false-alert targets there for prbot with and without "
-            "the extra; that repository is then judged at it. Chosen on all 13 (cosine, words, "
-            f"lead, threshold): {_rule(rule['chosen'])}; in the code: "
-            f"({TEXT_ONLY_ALIKE}, {SPECIFIC_WORDS}, {TEXT_ONLY_MARGIN}, {RULES_TEXT_ONLY}).",
+            "A decision over the top candidate: when it names the same specific issue as the "
+            "query (both fix it or both mention it, an issue at most six open PRs name), it "
+            "is flagged at its own score bar and lead over the runner-up; otherwise its "
+            "wording must pass the cosine and rare-word bars, lead the runner-up by the lead "
+            "bar and reach the score threshold. Searched over cosine bar × rare-word bar × "
+            "lead × threshold × issue lead × issue score bar (`benchmarks/_duppr_curve.py`), "
+            "one rule for both installs: for each repository, the rule flagging the most true "
+            "duplicates on the other twelve while meeting the precision and false-alert "
+            "targets there for prbot with and without the extra; that repository is then "
+            "judged at it. Chosen on all 13 (cosine, words, lead, threshold, issue lead, "
+            f"issue score): {_rule(rule['chosen'])}; in the code and the rules: "
+            f"({TEXT_ONLY_ALIKE}, {SPECIFIC_WORDS}, {RULES_LEAD}, {RULES_TEXT_ONLY}, "
+            f"{RULES_ISSUE_LEAD}, {RULES_ISSUE}) (`checks.duplicates.text_only_lead`, "
+            "`text_only_likely_duplicate_score`, `text_only_shared_issue_lead`, "
+            "`text_only_shared_issue_score`).",
             "",
-            "| held out | true duplicates flagged | top flag right | false alerts |",
-            "| --- | ---: | ---: | ---: |",
         ]
-        for key, held in rule["held_out"].items():
-            lines.append(
-                f"| {SYSTEM_NAMES[key]} | {held['flagged_share']:.1%} | "
-                f"{held['precision']:.1%} | {held['false_alert_rate']:.2%} |"
-            )
-        folds = sorted({_rule(r) for r in rule["per_fold"].values()})
+        strict = overall.get("alert_rule_strict")
+        lines += _held_out(rule, "at the targets")
+        if strict:
+            lines += _held_out(strict, f"folds choosing at ≤ {STRICT_FALSE:.1%} false alerts")
         lines += [
+            "A rule chosen at the edge of the targets on twelve repositories can miss them on "
+            f"the thirteenth. The stricter fold bar ({STRICT_FALSE:.1%} false alerts) is a "
+            "margin for that; it was set after seeing held-out points at several bars, so "
+            "its row is not a clean held-out figure.",
             "",
-            "Rules the folds chose: " + "; ".join(folds) + ".",
-            "",
-            "The rules' default threshold is one step stricter than the search's 0.20: at 0.20 "
-            "the labelled set's text-only records (`benchmarks/duplicates_eval.py`, "
-            "`tests/test_duplicates_eval.py`, without the extra) get 7.8% false alerts, past "
-            "that set's 5% bound; at 0.25, 1.6%. The curves below say what each threshold "
-            "gives here.",
+            "The code and the rules take the rule the stricter search chose on all 13. On the "
+            "labelled sets' text-only records (`benchmarks/duplicates_eval.py`, "
+            "`tests/test_duplicates_eval.py`, without the extra; bound 5%) it gives 0.0% "
+            "false alerts on the labelled set and 4.5% on the reviewer's set (the rule before "
+            "it: 1.6% and 0.0%). The curves below say what each threshold gives here.",
         ]
     for key in ("prbot", "prbot_embeddings", "vllm"):
         curve = overall["curves"].get(key)
@@ -263,3 +274,19 @@ def markdown(result: dict[str, dict], command: str) -> str:
             f"{p['false_alerts']} of {p['queries_without']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _held_out(rule: dict, how: str) -> list[str]:
+    lines = [
+        f"Held out, {how}:",
+        "",
+        "| held out | true duplicates flagged | top flag right | false alerts |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for key, held in rule["held_out"].items():
+        lines.append(
+            f"| {SYSTEM_NAMES[key]} | {held['flagged_share']:.1%} | "
+            f"{held['precision']:.1%} | {held['false_alert_rate']:.2%} |"
+        )
+    folds = sorted({_rule(r) for r in rule["per_fold"].values()})
+    return [*lines, "", "Rules the folds chose: " + "; ".join(folds) + ".", ""]

@@ -26,7 +26,14 @@ from pathlib import Path
 from bot.duplicates.embeddings import ENV_SWITCH, Embedder, embedding_text, find_model_files, pack
 from bot.duplicates.features import PRFeatures, build_features
 from bot.duplicates.index import MemoryIndex
-from bot.duplicates.scoring import LIKELY_DUPLICATE, TEXT_ONLY_MARGIN, ScoringConfig, same_goal
+from bot.duplicates.scoring import (
+    LIKELY_DUPLICATE,
+    ScoringConfig,
+    alert_lead,
+    alert_threshold,
+    same_goal,
+    shares_issue,
+)
 
 TOP = 20
 CACHE_CHUNK = 256
@@ -141,18 +148,24 @@ def run_prbot(prs: dict[int, dict], config: ScoringConfig, cache: EmbeddingCache
         flagged = [c.number for c in result.candidates if c.tier == LIKELY_DUPLICATE]
         outcome.alerts[number] = flagged[0] if flagged else None
         # The model's score before the overlap cap, and whether the pair may be called a
-        # duplicate at all: what any likely_duplicate threshold would flag. Text-only, only the
-        # best candidate can be, when it leads the next by TEXT_ONLY_MARGIN.
+        # duplicate at all: what any text-only likely_duplicate threshold would flag. Only the
+        # best candidate can be, when it leads the next by the rules' lead. A top candidate
+        # sharing a specific issue is judged at its own bar (text_only_shared_issue_score): it
+        # counts at every point of the curve when it passes it, at none when not.
         best = sorted(
             ((c.raw_score, c.signals, c.number) for c in result.candidates),
             key=lambda s: (-s[0], -s[2]),
         )
         outcome.leaders[number] = best[:2]
         lead = best[0][0] - best[1][0] if len(best) > 1 else (best[0][0] if best else 0.0)
-        outcome.scored[number] = [
-            (raw, i == 0 and same_goal(signals) and lead >= TEXT_ONLY_MARGIN, n)
-            for i, (raw, signals, n) in enumerate(best)
-        ]
+        scored = []
+        for i, (raw, signals, n) in enumerate(best):
+            ok = i == 0 and lead >= alert_lead(signals, config)
+            if ok and shares_issue(signals):
+                scored.append((1.0 if raw >= alert_threshold(signals, config) else 0.0, ok, n))
+            else:
+                scored.append((raw, ok and same_goal(signals), n))
+        outcome.scored[number] = scored
         index.add(features)
     return outcome
 

@@ -251,8 +251,10 @@ def markdown(
         "shared new identifier, similar added code, or similar wording backed by the same "
         "edits); touching the same code alone is `overlap`. A pair with wording only (no file "
         "data on one side) has its own weights and threshold "
-        "(`text_only_likely_duplicate_score`, 0.25), and must lead the next candidate by 0.1; "
-        "both were chosen on real duplicate PRs (DupPR, text only): see "
+        "(`text_only_likely_duplicate_score`, 0.15), and must lead the next candidate by 0.15 "
+        "(`text_only_lead`), or, when both name the same specific issue, score ≥ 0.5 "
+        "(`text_only_shared_issue_score`) with no lead; all were chosen on real duplicate PRs "
+        "(DupPR, text only): see "
         "[duplicates_real](duplicates_real.md).",
         "",
         "## Quality on the labelled set (benchmarks/duplicates_eval/cases.yaml)",

@@ -44,7 +44,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _duppr_curve import Curve, leave_one_repo_out, rule_counts, search_rule  # noqa: E402
+from _duppr_curve import (  # noqa: E402
+    STRICT_FALSE,
+    Curve,
+    leave_one_repo_out,
+    rule_counts,
+    search_rule,
+)
 from _duppr_report import POOL_QUERIES, RULES_TEXT_ONLY, RULES_THRESHOLD, markdown  # noqa: E402
 from _duppr_systems import (  # noqa: E402
     EmbeddingCache,
@@ -366,6 +372,7 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
             "leave_one_repo_out": leave_one_repo_out(per_repo),
         }
     overall["alert_rule"] = search_rule(rules) if rules else None
+    overall["alert_rule_strict"] = search_rule(rules, STRICT_FALSE) if rules else None
     everything = [pr for repo in repos.values() for pr in repo.prs.values()]
     pool = everything[:POOL_SIZE]
     if len(pool) >= POOL_QUERIES * 2:

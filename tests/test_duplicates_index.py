@@ -480,3 +480,38 @@ def test_the_closed_tier_is_bounded_and_recent() -> None:
     assert index.query(late, ScoringConfig()).closed == []  # closed too long before
     soon = _pr(901, "Raise on a missing cable adapter", "", created_at=start + timedelta(days=33))
     assert [c.number for c in index.query(soon, ScoringConfig()).closed] == [1]
+
+
+def test_a_text_only_candidate_naming_the_same_issue_needs_no_lead() -> None:
+    # Two earlier PRs fix the same issue as the query, in much the same words: neither leads
+    # the other by text_only_lead, so on wording alone neither would be called a duplicate.
+    index = MemoryIndex(
+        [
+            _pr(1, "Fix crash when the config file is empty", "Fixes #77. Guard the loader."),
+            _pr(2, "Fix crash when config file is empty", "Fixes #77. Guard the config loader."),
+            _pr(3, "Add a progress bar to the downloader", "Shows bytes fetched so far."),
+        ]
+    )
+    query = _pr(4, "Fix crash on an empty config file", "Fixes #77 by guarding the loader.")
+    result = index.query(query, ScoringConfig(min_score=0.05))
+    top, runner_up = result.candidates[:2]
+    assert {top.number, runner_up.number} == {1, 2}
+    assert top.raw_score - runner_up.raw_score < ScoringConfig().text_only_lead
+    assert top.raw_score >= ScoringConfig().text_only_shared_issue
+    assert top.tier == LIKELY_DUPLICATE
+    # The rules' lead for such pairs is what lets it through: at the wording lead it is not.
+    strict = ScoringConfig(min_score=0.05, text_only_shared_issue_lead=0.1)
+    assert [c.tier for c in index.query(query, strict).candidates[:2]] == [OVERLAP, OVERLAP]
+    # Without the shared issue, the same wording stays below the alert.
+    plain = _pr(5, "Fix crash on an empty config file", "Guarding the loader.")
+    assert all(c.tier == OVERLAP for c in index.query(plain, strict).candidates)
+
+
+def test_the_rules_carry_the_text_only_alert_bars() -> None:
+    from bot.duplicates.config import DuplicatesRules
+
+    config = DuplicatesRules(
+        text_only_lead=0.2, text_only_shared_issue_score=0.7, text_only_shared_issue_lead=0.05
+    ).scoring_config()
+    assert (config.text_only_lead, config.text_only_shared_issue) == (0.2, 0.7)
+    assert config.text_only_shared_issue_lead == 0.05

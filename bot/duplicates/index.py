@@ -20,10 +20,10 @@ from bot.duplicates.features import PRFeatures, is_bot
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
     OVERLAP,
-    TEXT_ONLY_MARGIN,
     Candidate,
     PreparedQuery,
     ScoringConfig,
+    alert_lead,
     alert_threshold,
     is_listed,
     is_text_only,
@@ -338,16 +338,15 @@ class MemoryIndex:
 def _stand_clear(
     scored: list[Candidate], raws: list[tuple[float, int]], config: ScoringConfig
 ) -> None:
-    """A text-only likely duplicate must lead every other candidate by TEXT_ONLY_MARGIN: with
+    """A text-only likely duplicate must lead every other candidate by ``alert_lead`` (the
+    rules' text_only_lead; text_only_shared_issue_lead when both name the same issue): with
     wording alone to go on, a PR about as alike to another is no sign this one is a copy."""
-    if TEXT_ONLY_MARGIN <= 0:
-        return
     top = heapq.nlargest(2, raws)
     for candidate in scored:
         if candidate.tier != LIKELY_DUPLICATE or not is_text_only(candidate.signals):
             continue
         rival = next((raw for raw, n in top if n != candidate.number), 0.0)
-        if candidate.raw_score - rival < TEXT_ONLY_MARGIN:
+        if candidate.raw_score - rival < alert_lead(candidate.signals, config):
             candidate.tier = OVERLAP
             candidate.score = min(
                 candidate.score, max(alert_threshold(candidate.signals, config) - 0.01, 0.0)

@@ -79,17 +79,24 @@ MAX_LINKS = 5
 # Text-only likely duplicates must share at least this much wording, in rare-word units, and
 # be at least this alike (cosine); the top candidate must lead the next by TEXT_ONLY_MARGIN
 # in score (wording alone is all there is: a PR alike to two others is alike, not a copy).
-# Chosen with the text-only threshold, leave-one-repository-out on DupPR (the alert curve in
-# docs/benchmarks/duplicates_real.md).
-# The search put the cosine bar at its lowest: with the margin, a low bar flags more true
-# duplicates at the same precision. The rare-word bar stays (held out, precision fell below
-# 93% without it).
+# A text-only top candidate that names the same specific issue as the query (both fix it, or
+# both mention it) is judged on its own bar instead: TEXT_ONLY_SHARED_ISSUE, and a lead of
+# TEXT_ONLY_SHARED_ISSUE_MARGIN (none): with wording alone, the issue is the one piece of
+# evidence an unrelated PR rarely shares. All of it, with the threshold, is the rule the
+# search chose on the 13 development DupPR repositories at a 0.8% false-alert bar
+# (`benchmarks/_duppr_curve.py`; its held-out point and the curve are in
+# docs/benchmarks/duplicates_real.md). The rare-word bar stays at 1.5 (held out, precision fell
+# below 93% without it).
 SPECIFIC_WORDS = 1.5
-TEXT_ONLY_ALIKE = 0.15
-TEXT_ONLY_MARGIN = 0.1
+TEXT_ONLY_ALIKE = 0.35
+TEXT_ONLY_MARGIN = 0.15
+TEXT_ONLY_SHARED_ISSUE = 0.5
+TEXT_ONLY_SHARED_ISSUE_MARGIN = 0.0
+# An issue named by at most six open PRs is specific (reference_rarity >= 0.5).
+SPECIFIC_ISSUE_RARITY = 0.5
 # checks.duplicates.text_only_likely_duplicate_score's default. Text-only scores are on their
 # own scale (a ranking score, not a calibrated share): choose from the curve, not by the number.
-TEXT_ONLY_LIKELY_DUPLICATE = 0.25
+TEXT_ONLY_LIKELY_DUPLICATE = 0.15
 # Two hunks this many lines apart still collide in a merge (and usually in review).
 HUNK_SLACK = 3
 
@@ -114,6 +121,11 @@ class ScoringConfig:
     likely_duplicate: float = 0.6
     # The same for pairs without file data on one side (calibrated on other data: DupPR).
     text_only_likely_duplicate: float = TEXT_ONLY_LIKELY_DUPLICATE
+    # How far a text-only likely duplicate must lead the next candidate (raw score).
+    text_only_lead: float = TEXT_ONLY_MARGIN
+    # The bar for a text-only top candidate sharing a specific issue with the query.
+    text_only_shared_issue: float = TEXT_ONLY_SHARED_ISSUE
+    text_only_shared_issue_lead: float = TEXT_ONLY_SHARED_ISSUE_MARGIN
     min_score: float = 0.3
     overlap_containment: float = 0.5
     hot_paths: tuple[str, ...] = DEFAULT_HOT_PATHS
@@ -548,16 +560,37 @@ def is_text_only(signals: dict[str, float]) -> bool:
     return "containment" not in signals  # set whenever both sides have file data
 
 
+def shares_issue(signals: dict[str, float]) -> bool:
+    """Both PRs name the same specific issue (fix it, or mention it), and neither reverts."""
+    if signals.get("revert_pair"):
+        return False
+    return (
+        signals.get("claimed_issue", 0) >= SPECIFIC_ISSUE_RARITY
+        or signals.get("shared_mention", 0) >= SPECIFIC_ISSUE_RARITY
+    )
+
+
 def alert_threshold(signals: dict[str, float], config: ScoringConfig) -> float:
     if is_text_only(signals):
+        if shares_issue(signals):
+            return config.text_only_shared_issue
         return config.text_only_likely_duplicate
     return config.likely_duplicate
 
 
+def alert_lead(signals: dict[str, float], config: ScoringConfig) -> float:
+    """How far a text-only likely duplicate must lead the next candidate."""
+    if shares_issue(signals):
+        return config.text_only_shared_issue_lead
+    return config.text_only_lead
+
+
 def _tier(score: float, signals: dict[str, float], config: ScoringConfig) -> str:
-    if score >= alert_threshold(signals, config) and same_goal(signals):
-        return LIKELY_DUPLICATE
-    return OVERLAP
+    if score < alert_threshold(signals, config):
+        return OVERLAP
+    if is_text_only(signals) and shares_issue(signals):
+        return LIKELY_DUPLICATE  # the issue is the evidence about the goal
+    return LIKELY_DUPLICATE if same_goal(signals) else OVERLAP
 
 
 def is_listed(candidate: Candidate, config: ScoringConfig) -> bool:
