@@ -34,6 +34,8 @@ from bot.duplicates.scoring import (
     same_goal,
     shares_issue,
 )
+from bot.duplicates.template import body_lines
+from bot.duplicates.text import clean_body
 
 TOP = 20
 CACHE_CHUNK = 256
@@ -67,7 +69,33 @@ def vllm_text(pr: dict) -> str:
 
 
 def prbot_text(pr: dict) -> str:
-    return embedding_text(pr["title"], pr["body"])
+    """What prbot embeds: ``template_free_texts``' text when the PR has one."""
+    return pr.get("embedding_text") or embedding_text(pr["title"], pr["body"])
+
+
+class _LineCounts:
+    """bot.duplicates.template's line counts over the PRs added so far."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.counts: Counter[str] = Counter()
+
+    def line_df(self, key: str) -> int:
+        return self.counts[key]
+
+    def add(self, pr: dict) -> None:
+        self.size += 1
+        self.counts.update(body_lines(clean_body(pr["body"] or "")).keys())
+
+
+def template_free_texts(prs: dict[int, dict]) -> None:
+    """Each PR's embedding text without the template lines its repository's earlier PRs
+    share (what the index knows when the PR is written), kept as ``embedding_text``."""
+    lines = _LineCounts()
+    for number in sorted(prs):
+        pr = prs[number]
+        pr["embedding_text"] = embedding_text(pr["title"], pr["body"], lines)
+        lines.add(pr)
 
 
 class EmbeddingCache:

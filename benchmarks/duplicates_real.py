@@ -62,6 +62,7 @@ from _duppr_systems import (  # noqa: E402
     run_prbot,
     run_tfidf,
     run_vllm,
+    template_free_texts,
     vllm_text,
 )
 
@@ -230,6 +231,8 @@ def load(data: Path, selected: frozenset[str]) -> dict[str, Repo]:
                 f"(first: line {skipped[0]})",
                 file=sys.stderr,
             )
+    for repo in repos.values():
+        template_free_texts(repo.prs)
     return dict(sorted(repos.items()))
 
 

@@ -135,3 +135,46 @@ def test_the_released_model_gives_sentence_transformers_figures() -> None:
         pytest.skip("prbot[embeddings] is not installed")
     [packed] = Embedder(files).embed(["This is an example sentence"])
     assert [round(v, 3) for v in unpack(packed)[:4]] == [0.068, 0.063, 0.049, 0.079]
+
+
+TEMPLATE = "## Purpose\n\n## Test Plan\n\n- [ ] The test plan, such as providing a test command.\n"
+
+
+def _templated(number: int, own: str):
+    from bot.duplicates.features import build_features
+
+    return build_features(number, title=f"Change {number}", body=f"{TEMPLATE}\n{own}\n")
+
+
+def test_the_embedded_text_leaves_out_the_repositorys_template_lines() -> None:
+    from bot.duplicates.index import MemoryIndex
+
+    index = MemoryIndex([_templated(n, f"Own words of change {n}.") for n in range(1, 8)])
+    body = TEMPLATE + "\nGuard the loader against an empty config file.\n"
+    text = embedding_text("Fix crash", body, index)
+    assert text == "Fix crash\nGuard the loader against an empty config file."
+    # Without the open PRs' line counts (or with too few PRs to know a template) it stays.
+    assert "Test Plan" in embedding_text("Fix crash", body)
+    few = MemoryIndex([_templated(1, "Own words.")])
+    assert "Test Plan" in embedding_text("Fix crash", body, few)
+    # A line two duplicates pasted is theirs, not the template: it is kept.
+    pasted = "RuntimeError: config is empty"
+    index.add(_templated(8, pasted))
+    assert pasted in embedding_text("Fix crash", f"{TEMPLATE}\n{pasted}\n", index)
+
+
+def test_an_export_embeds_its_prs_without_their_shared_template(tiny_files, monkeypatch) -> None:
+    from bot.duplicates import export
+    from bot.duplicates.records import PRRecord
+
+    model = Embedder(tiny_files, check_digest=False)
+    monkeypatch.setattr(embeddings, "default_model", lambda: model)
+    records = [
+        PRRecord(number=n, title=f"Change {n}", body=f"{TEMPLATE}\nOwn words of change {n}.")
+        for n in range(1, 8)
+    ]
+    index = export.index_from_records(records)
+    [own] = model.embed(["Change 3\nOwn words of change 3."])
+    [templated] = model.embed([embedding_text("Change 3", records[2].body)])
+    assert own != templated
+    assert index.get(3).embedding == own

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.duplicates.template import MAX_LINE_CHARS, LineStats, is_template, line_key, normal_line
 from bot.duplicates.text import clean_body, clean_title
 
 # The released model's weights (sentence-transformers/all-MiniLM-L6-v2): a package shipping
@@ -129,17 +130,33 @@ def default_model() -> Embedder | None:
         return _DEFAULT[0]
 
 
-def embed_texts(prs: Sequence[tuple[str, str]]) -> list[str]:
-    """Packed embeddings of (title, body) pairs with the installed model; "" each without it."""
+def embed_texts(prs: Sequence[tuple[str, str]], template: LineStats | None = None) -> list[str]:
+    """Packed embeddings of (title, body) pairs with the installed model; "" each without it.
+    ``template``: the open PRs' line counts, whose template lines are left out of the text."""
     model = default_model()
     if model is None or not prs:
         return [""] * len(prs)
-    return model.embed([embedding_text(title, body) for title, body in prs])
+    return model.embed([embedding_text(title, body, template) for title, body in prs])
 
 
-def embedding_text(title: str, body: str) -> str:
-    """What is embedded: the title and the body without template, comments and code."""
-    words = " ".join(clean_body(body or "").split())
+def embedding_text(title: str, body: str, template: LineStats | None = None) -> str:
+    """What is embedded: the title and the body without comments and code, and without the
+    lines of the repository's PR template when ``template`` (the open PRs' line counts,
+    bot.duplicates.template) is given: the model would read a shared template as shared
+    meaning, as the term comparison would if it kept the template's words."""
+    cleaned = clean_body(body or "")
+    if template is not None and template.size:
+        kept, length = [], 0
+        for line in cleaned.splitlines():
+            if length > MAX_CHARS:
+                break  # the rest would be cut below: a 1 MB body is not walked to its end
+            normal = normal_line(line)
+            if normal and len(normal) <= MAX_LINE_CHARS and is_template(line_key(normal), template):
+                continue
+            kept.append(line)
+            length += len(line) + 1
+        cleaned = "\n".join(kept)
+    words = " ".join(cleaned.split())
     return f"{clean_title(title or '')}\n{words}"[:MAX_CHARS].strip()
 
 

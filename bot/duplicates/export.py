@@ -75,8 +75,13 @@ def index_from_records(records: list[PRRecord], *, open_only: bool = True) -> Me
 
     ``prbot duplicates`` ranks every PR in the file against every other, whatever its state.
     """
-    vectors = embed_texts([(r.title, r.body) for r in records])
-    features = [features_from_record(r, v) for r, v in zip(records, vectors, strict=True)]
+    features = [features_from_record(r) for r in records]
+    # The template is what the file's PRs share line for line: learned before embedding, so the
+    # model reads each PR's own words.
+    lines = MemoryIndex(features)
+    vectors = embed_texts([(r.title, r.body) for r in records], lines)
+    for f, vector in zip(features, vectors, strict=True):
+        f.embedding = vector
     if not open_only:
         return MemoryIndex(features)
     return MemoryIndex(
