@@ -16,9 +16,11 @@ RULES_ISSUE_LEAD = DuplicatesRules().text_only_shared_issue_lead
 POOL_QUERIES = 200
 
 
-def _ratio(a: float, b: float) -> str:
-    # Three places: 1.247 must not read as the 1.25× target met.
-    return f"{a / b:.3f}×" if b else "—"
+def _ratio(a: dict, b: dict, k: str) -> str:
+    """System a's recall@k over b's, of their hits (the same queries), not of rounded recalls.
+    Three places: 1.247 must not read as the 1.25× target met."""
+    top, bottom = a.get("hits", a["recall"])[k], b.get("hits", b["recall"])[k]
+    return f"{top / bottom:.3f}×" if bottom else "—"
 
 
 SYSTEM_NAMES = {
@@ -99,12 +101,12 @@ def markdown(result: dict[str, dict], command: str) -> str:
     if v is not None and e is not None:
         lines.append(
             "Against vLLM's checker: prbot recall@1 "
-            f"**{_ratio(p['recall']['@1'], v['recall']['@1'])}** "
-            f"without the extra and **{_ratio(e['recall']['@1'], v['recall']['@1'])}** with it "
+            f"**{_ratio(p, v, '@1')}** "
+            f"without the extra and **{_ratio(e, v, '@1')}** with it "
             f"(target ≥ 1.25×); recall@20 {p['recall']['@20']:.3f} and {e['recall']['@20']:.3f} "
             f"against {v['recall']['@20']:.3f} (target: at least as high). "
-            f"Against TF-IDF: recall@1 {_ratio(p['recall']['@1'], t['recall']['@1'])}, "
-            f"recall@20 {_ratio(p['recall']['@20'], t['recall']['@20'])}."
+            f"Against TF-IDF: recall@1 {_ratio(p, t, '@1')}, "
+            f"recall@20 {_ratio(p, t, '@20')}."
         )
     else:
         lines.append(

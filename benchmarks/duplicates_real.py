@@ -287,6 +287,7 @@ class Figures:
             "queries_with_duplicates": self.queries,
             "queries_without": self.negatives,
             "recall": {f"@{k}": round(self.recall(k), 3) for k in KS},
+            "hits": {f"@{k}": self.hits[k] for k in KS},  # for ratios not of rounded recalls
             "flagged": self.flagged,
             "flagged_right": self.flagged_right,
             "precision": round(self.precision, 3),
