@@ -139,7 +139,8 @@ def markdown(result: dict[str, dict], command: str) -> str:
             "### The text-only rule, chosen leave-one-repository-out",
             "",
             "A decision over the top candidate: when it names the same specific issue as the "
-            "query (both fix it or both mention it, an issue at most six open PRs name), it "
+            "query (each fixes or mentions it, or both name one outside tracker's ticket; "
+            "an issue at most six open PRs name), it "
             "is flagged at its own score bar and lead over the runner-up; otherwise its "
             "wording must pass the cosine and rare-word bars, lead the runner-up by the lead "
             "bar and reach the score threshold. Searched over cosine bar × rare-word bar × "

@@ -79,11 +79,12 @@ MAX_LINKS = 5
 # Text-only likely duplicates must share at least this much wording, in rare-word units, and
 # be at least this alike (cosine); the top candidate must lead the next by TEXT_ONLY_MARGIN
 # in score (wording alone is all there is: a PR alike to two others is alike, not a copy).
-# A text-only top candidate that names the same specific issue as the query (both fix it, or
-# both mention it) is judged on its own bar instead: TEXT_ONLY_SHARED_ISSUE, and a lead of
-# TEXT_ONLY_SHARED_ISSUE_MARGIN (none): with wording alone, the issue is the one piece of
-# evidence an unrelated PR rarely shares. All of it, with the threshold, is the rule the
-# search chose on the 13 development DupPR repositories at a 0.8% false-alert bar
+# A text-only top candidate that names the same specific issue as the query (each fixes or
+# mentions it, or both name one outside tracker's ticket) is judged on its own bar instead:
+# TEXT_ONLY_SHARED_ISSUE, and a lead of TEXT_ONLY_SHARED_ISSUE_MARGIN (none): with wording
+# alone, the issue is the one piece of evidence an unrelated PR rarely shares. All of it,
+# with the threshold, is the rule the search chose on the 13 development DupPR
+# repositories at a 0.8% false-alert bar
 # (`benchmarks/_duppr_curve.py`; its held-out point and the curve are in
 # docs/benchmarks/duplicates_real.md). The rare-word bar stays at 1.5 (held out, precision fell
 # below 93% without it).
