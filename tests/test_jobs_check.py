@@ -330,6 +330,12 @@ def test_a_benchmark_whose_step_the_pipeline_lacks_says_what_is_needed(make_repo
     bench = by_name(section)["MLA decode benchmark"]
     assert bench["missing_step"] is True
     assert "missing_step" not in by_name(section)[":nvidia: (B200) V1 Attention"]
+    # It is not about to run, so its line does not say "selected" as the smoke step's does.
+    text = render_markdown(Report("o/r", 1, "a" * 40, "b" * 40, [section]))
+    [bench_line] = [ln for ln in text.splitlines() if "**MLA decode benchmark**" in ln]
+    assert bench_line.startswith("- ⚪ not dispatched **MLA decode benchmark**")
+    [smoke_line] = [ln for ln in text.splitlines() if "(B200) V1 Attention**" in ln]
+    assert smoke_line.startswith("- 🔵 selected")
     [line] = [p for p in section.data["problems"] if "needs the step" in p]
     assert line.startswith(
         "MLA decode benchmark needs the step `prbot-attention-benchmark-b200` in the "
