@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(root: Path, timeout: float) -> int:
     from bot.cli.demo_stack import INSTALLATION_ID, LocalStack, wait_for
+    from bot.core.features import permissions_for
     from bot.report.render import MARKER
 
     with step("starting the local GitHub test server and prbot (SQLite, in-process worker)"):
@@ -150,6 +151,11 @@ def _run(root: Path, timeout: float) -> int:
     try:
         gh = stack.github
         gh.create_repo(REPO, installation_id=INSTALLATION_ID, files=BASE_FILES)
+        # The owner installed prbot from `prbot app-manifest --features dispatch`, as the
+        # demo's rules switch dispatch on, and accepted what it asks for.
+        gh.installations[INSTALLATION_ID].permissions = {
+            name: level for name, (level, _) in permissions_for(["dispatch"]).items()
+        }
         comment = None
         for spec in PULLS:
             gh.commit(REPO, spec["branch"], spec["files"], spec["title"])
