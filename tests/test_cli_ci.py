@@ -135,3 +135,19 @@ def test_a_bad_rules_file_is_one_line_and_exit_2(saved, capsys):
     assert main(classify(saved, "--rules", str(saved / "missing.yml"))) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "missing.yml" in line and "cannot read" in line
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"\xff\xfe\x00\x01" * 100, "not UTF-8"),
+        # Read to the bound, not whole: a rules path could as well be /dev/zero.
+        (b"# " + b"x" * 1_100_000 + b"\n", "characters; not read"),
+    ],
+)
+def test_a_binary_or_huge_rules_file_is_one_line_and_exit_2(saved, capsys, content, message):
+    (saved / "hostile.yml").write_bytes(content)
+    assert main(classify(saved, "--rules", str(saved / "hostile.yml"))) == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()
+    assert message in line and "hostile.yml" in line and captured.out == ""

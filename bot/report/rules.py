@@ -322,10 +322,19 @@ def detect_builtin(exists: Callable[[str], bool]) -> str | None:
 def load_file(path: Path | str) -> BaseModel:
     """A rule file on disk, validated; ``extends`` is honoured."""
     path = Path(path)
+    # Read to the bound only (a rules path can be /dev/zero or a 100 MB file); UTF-8 holds at
+    # most 4 bytes a character, so anything over the bound in characters is over it in bytes.
     try:
-        text = path.read_text()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_RULES_CHARS * 4 + 1)
     except OSError as exc:
         raise RulesError(str(path), None, "", f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_RULES_CHARS * 4:
+        raise RulesError(str(path), None, "", f"over {MAX_RULES_CHARS:,} characters; not read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RulesError(str(path), None, "", f"not UTF-8 text (byte {exc.start})") from None
     return load_text(text, str(path))
 
 
