@@ -315,6 +315,44 @@ def test_a_readers_review_delegates_nothing(dispatching) -> None:
     assert prbot_builds(dispatching.buildkite) == []
 
 
+# GitHub's reviewDecision not asked: prbot's own reading of the reviews is all there is.
+OWN_REVIEWS = (
+    "extends: vllm\nchecks:\n  requirements:\n    enabled: false\n  jobs:\n    approval:\n"
+    "      review_decision: false\nfeatures:\n  dispatch: true\n"
+)
+
+
+@pytest.mark.parametrize("hide_with", ["own_reviews", "reviewers"])
+def test_a_request_for_changes_is_not_hidden_behind_other_reviews(tmp_path, hide_with) -> None:
+    # A writer approved the head, then another asked for changes. The author buries that
+    # request past what prbot reads: 300 commented reviews of their own PR, or ten readers'
+    # approvals listed before it. Either way the author's command approves nothing.
+    stack, running = make_stack(tmp_path, OWN_REVIEWS)
+    try:
+        gh = running.github
+        number, _ = open_pr(running, association="CONTRIBUTOR")
+        wait_for(lambda: "awaiting" in comment(running, number), what="the report")
+        wait_for(running.idle, what="idle")
+        gh.add_review(REPO, number, "maintainer", "APPROVED")
+        if hide_with == "own_reviews":
+            for _ in range(300):
+                gh.add_review(REPO, number, "contributor", "COMMENTED")
+        else:
+            for n in range(10):
+                gh.set_permission(REPO, f"reader{n}", "read")
+                gh.add_review(REPO, number, f"reader{n}", "APPROVED")
+        gh.set_permission(REPO, "second", "write")
+        gh.add_review(REPO, number, "second", "CHANGES_REQUESTED")
+        author_approves(running, number)
+        refused = bot_replies(running, number)[-1]
+        assert "approved nothing" in refused
+        if hide_with == "own_reviews":
+            assert "over 300 reviews" in refused
+        assert prbot_builds(running.buildkite) == []
+    finally:
+        stack.__exit__(None, None, None)
+
+
 def test_a_feature_without_its_permission_is_one_line_and_the_rest_comes_out(tmp_path) -> None:
     stack, running = make_stack(tmp_path, ADVISORY + "features:\n  autofix: true\n")
     try:

@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 
 # Reviewers whose permission is looked up to find a trusted approval; more is not a review.
 MAX_REVIEWERS_CHECKED = 10
+# Reviews read (GitHub lists them oldest first). A PR with more is not judged: its newest
+# reviews, a request for changes among them, would be unread, and its author can post
+# commented reviews of their own PR until they are.
+MAX_REVIEWS_READ = 300
 
 
 def _trusted_review(call: CommandCall, approval: ApprovalRules, head_sha: str) -> str:
@@ -34,7 +38,8 @@ def _trusted_review(call: CommandCall, approval: ApprovalRules, head_sha: str) -
     approves ``head_sha`` and none's asks for changes (and, where the rules say so, GitHub's
     reviewDecision is APPROVED, as vLLM's has_trusted_approval asks first); ``earlier`` when
     the only trusted approvals are of earlier commits; ``unread`` when GitHub would not say
-    the reviewDecision; ``none`` otherwise."""
+    the reviewDecision; ``cut`` when the PR has more reviews than are read; ``none``
+    otherwise."""
     client = call.client
     assert client is not None
     if approval.review_decision:
@@ -45,9 +50,18 @@ def _trusted_review(call: CommandCall, approval: ApprovalRules, head_sha: str) -
             return "unread"
         if decision != "APPROVED":
             return "none"
-    latest = reviews_of_head(client.pull_reviews(call.repo, call.number), head_sha)
+    reviews = client.pull_reviews(call.repo, call.number, limit=MAX_REVIEWS_READ + 1)
+    if len(reviews) > MAX_REVIEWS_READ:
+        return "cut"
+    # Requests for changes are looked at first, and one left unchecked past the bound blocks
+    # as a trusted one would: otherwise reviewers ahead of it in the list hid it.
+    latest = sorted(
+        reviews_of_head(reviews, head_sha).values(), key=lambda r: r[1] != "CHANGES_REQUESTED"
+    )
+    if any(what == "CHANGES_REQUESTED" for _, what in latest[MAX_REVIEWERS_CHECKED:]):
+        return "none"
     found = set()
-    for login, what in list(latest.values())[:MAX_REVIEWERS_CHECKED]:
+    for login, what in latest[:MAX_REVIEWERS_CHECKED]:
         if login.lower() == call.commenter.lower():
             continue  # the author's own review approves nothing
         level = effective_level(*client.permission(call.repo, login))
@@ -133,6 +147,8 @@ def approve_by_command(ctx: HandlerContext, call: CommandCall) -> None:
             why += f" (the approval is of an earlier commit, not of `{pull.head_sha[:12]}`)"
         elif not allowed and reviewed == "unread":
             why += " (GitHub did not answer with the PR's reviewDecision; try again later)"
+        elif not allowed and reviewed == "cut":
+            why += f" (the PR has over {MAX_REVIEWS_READ} reviews, so prbot does not judge them)"
         if call.commenter.lower() != pull.author.lower() or not allowed:
             text = f"@{call.commenter} {why}; `{call.command.as_typed}` approved nothing."
             key = f"approve_refused:{call.repo}#{call.number}@{call.comment.get('id')}"
