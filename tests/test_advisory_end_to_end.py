@@ -572,3 +572,21 @@ def test_prbots_own_check_run_and_unselected_steps_are_no_news(advisory) -> None
     advisory.deliver("status", gh.status_event(REPO, status))
     wait_for(lambda: "buildkite/ci/pr/" in comment(advisory, number), what="the redraw")
     assert len(refreshes(advisory)) == 1
+
+
+def test_check_runs_of_an_app_that_does_not_count_are_no_news(advisory) -> None:
+    # A PR's own workflow can name its jobs after a selected step. Its runs never count
+    # (vLLM's rules count no app's), so their news redraws nothing: each redraw reads the
+    # head's check runs and statuses, and a matrix of such jobs spent the installation's calls.
+    gh = advisory.github
+    number, head = open_pr(advisory)
+    wait_for(lambda: "GPU jobs" in comment(advisory, number), what="the report")
+    wait_for(advisory.idle, what="idle")
+    for _ in range(3):
+        run_id = gh.add_foreign_check_run(REPO, head, SMOKE, app_slug="github-actions")
+        for action in ("created", "completed"):
+            event = gh.check_run_event(REPO, run_id, action, sender="contributor")
+            advisory.deliver("check_run", event)
+        advisory.deliver("check_suite", gh.check_suite_event(REPO, run_id, "completed"))
+    wait_for(advisory.idle, what="idle")
+    assert refreshes(advisory) == []

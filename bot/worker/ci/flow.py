@@ -211,11 +211,15 @@ def names_news(
     *,
     name: str | None = None,
     step_key: str | None = None,
+    app: str | None = None,
 ) -> list[tuple[str, int, Any]]:
     """``(repo, number, installation id)`` of each reported head whose selected smoke steps
     the news names: a check run's name or a status's context (by the rules' templates), or
     a build job's step key; with neither, every reported head with a smoke step. A status
-    of a step nobody selected redraws nothing (vLLM posts hundreds a build)."""
+    of a step nobody selected redraws nothing (vLLM posts hundreds a build). ``app``, a check
+    run's or suite's app slug: news only where the head's rules count that app's runs
+    (``check_run_apps``), else a PR's own workflow, its jobs named after a selected step,
+    redrew the head on every job's news and spent the installation's API calls for nothing."""
     found = []
     for found_repo, number in store.heads_with_report(db, head_sha, repo=repo):
         kept = store.load_full_report(db, found_repo, number, head_sha)
@@ -223,7 +227,10 @@ def names_news(
         if kept is None or not steps:
             continue
         context = kept[1]
-        templates = (context.get("repository_checks") or {}).get("names", ["{key}", "{label}"])
+        checks_rules = context.get("repository_checks") or {}
+        if app is not None and app not in (checks_rules.get("check_run_apps") or ()):
+            continue
+        templates = checks_rules.get("names", ["{key}", "{label}"])
         names: set[str] = set()
         for step in steps:
             names |= names_for(StepName(str(step.step_key), step.name), map(str, templates))

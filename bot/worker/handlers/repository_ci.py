@@ -4,8 +4,9 @@ Other apps' ``check_run`` (created, completed) and ``check_suite`` (completed) e
 commit ``status`` events (vLLM's Buildkite posts one per job), and Buildkite's news of builds
 prbot did not make (bot/worker/handlers/buildkite.py) queue one ``jobs_refresh`` per head,
 coalesced, when the news names a selected smoke step (a status of a step nobody selected
-redraws nothing): the kept report's smoke steps are read again from the repository's builds,
-check runs and statuses, and the comment and check run are redrawn when they changed.
+redraws nothing; a check run or suite counts only from an app in ``check_run_apps``): the
+kept report's smoke steps are read again from the repository's builds, check runs and
+statuses, and the comment and check run are redrawn when they changed.
 Nothing is dispatched.
 
 prbot's own check run and suite are never news here: redrawing updates them, and that would
@@ -25,10 +26,12 @@ from bot.worker.handlers.registry import Event, on_event, on_job
 log = logging.getLogger(__name__)
 
 
-def _refresh(ctx: HandlerContext, payload: dict[str, Any], head_sha: str, name: str) -> None:
+def _refresh(
+    ctx: HandlerContext, payload: dict[str, Any], head_sha: str, name: str, app: str | None = None
+) -> None:
     repo = payload["repository"]["full_name"]
     # Only news of a selected smoke step of a reported head redraws anything.
-    found = names_news(ctx.engine, repo, head_sha, name=name)
+    found = names_news(ctx.engine, repo, head_sha, name=name, app=app)
     if found:
         queue_refresh(ctx.queue, repo, head_sha, found[0][2])
 
@@ -42,7 +45,8 @@ def _foreign(ctx: HandlerContext, app: dict[str, Any] | None) -> bool:
 def on_other_check_run(ctx: HandlerContext, event: Event) -> None:
     run = event.payload["check_run"]
     if _foreign(ctx, run.get("app")):
-        _refresh(ctx, event.payload, run["head_sha"], str(run.get("name")))
+        slug = str(run["app"].get("slug") or "")
+        _refresh(ctx, event.payload, run["head_sha"], str(run.get("name")), app=slug)
 
 
 @on_event("check_suite", "completed")
@@ -52,7 +56,8 @@ def on_other_check_suite(ctx: HandlerContext, event: Event) -> None:
     if not _foreign(ctx, suite.get("app")):
         return
     repo = event.payload["repository"]["full_name"]
-    found = names_news(ctx.engine, repo, suite["head_sha"])
+    slug = str(suite["app"].get("slug") or "")
+    found = names_news(ctx.engine, repo, suite["head_sha"], app=slug)
     if found:
         queue_refresh(ctx.queue, repo, suite["head_sha"], found[0][2])
 
