@@ -113,3 +113,27 @@ def test_no_app_speaks_for_a_step_unless_the_rules_name_it():
     assert found == {}
     rules = JobsRules.model_validate({})
     assert rules.repository_checks.check_run_apps == []
+
+
+def test_a_failed_shard_is_not_hidden_by_a_later_passing_one():
+    # Newest first, as GitHub lists them: shard 2 passed after shard 1 failed.
+    statuses = [
+        status("buildkite/ci/pr/v1-attention-b200-2", "success"),
+        status("buildkite/ci/pr/v1-attention-b200-1", "failure", "https://bk/1"),
+    ]
+    assert seen(statuses=statuses)["v1-attention-b200"] == (
+        "failed",
+        True,
+        "status",
+        "buildkite/ci/pr/v1-attention-b200-1",
+    )
+    # One shard still going keeps the step going; all passed is passed.
+    going = [status("buildkite/ci/pr/v1-attention-b200-2", "success")]
+    going.append(status("buildkite/ci/pr/v1-attention-b200-1", "pending"))
+    assert seen(statuses=going)["v1-attention-b200"][:2] == ("pending", True)
+    done = [status("buildkite/ci/pr/v1-attention-b200-2", "success")] * 2
+    assert seen(statuses=done)["v1-attention-b200"][:2] == ("passed", True)
+    # A check run that passed does not hide the step's failed status either.
+    failed = [status("buildkite/ci/pr/v1-attention-b200", "failure")]
+    checks = [run("buildkite/ci/pr/v1-attention-b200")]
+    assert seen(check_runs=checks, statuses=failed)["v1-attention-b200"][0] == "failed"

@@ -54,6 +54,12 @@ _STATUS = {"pending": ("pending", True), "success": ("passed", True),
            "failure": ("failed", True), "error": ("failed", True)}  # fmt: skip
 
 
+# Of the names of one step that ran (its shards, or a check run and a status), the worst
+# speaks for it: one shard failing fails the step, one still going keeps it going, whichever
+# posted last (the newest alone made a passing shard hide a failed one).
+_RANK = {"failed": 0, "timed_out": 0, "passed": 2}
+
+
 @dataclass(frozen=True)
 class StepName:
     key: str
@@ -126,14 +132,17 @@ def steps_in_checks(
     own_slug: str | None,
     check_run_apps: Sequence[str] = (),
 ) -> dict[str, SeenStep]:
-    """For each step some check run or status names, the newest that ran or is scheduled,
-    else the newest that will not run (both lists newest first, as GitHub gives them).
+    """For each step some check run or status names, the worst of the newest of each name
+    that ran or is scheduled (failed, then going, then passed), else the newest that will not
+    run (both lists newest first, as GitHub gives them).
     Check runs count only from the apps in ``check_run_apps`` (slugs)."""
     by_name: dict[str, str] = {}
     for step in steps:
         for name in names_for(step, templates):
             by_name.setdefault(name, step.key)
     seen: dict[str, SeenStep] = {}
+    # The newest that ran of each (source, name): one per shard of a step, re-runs left behind.
+    newest: set[tuple[str, str]] = set()
 
     def step_of(name: object) -> str | None:
         found = named(str(name), by_name)
@@ -141,7 +150,18 @@ def steps_in_checks(
 
     def keep(key: str, state: str, ran: bool, url: str, context: str, source: str) -> None:
         earlier = seen.get(key)
-        if earlier is not None and (earlier.ran or not ran):
+        if not ran:
+            if earlier is None:
+                seen[key] = SeenStep(key, state, None, url, ran, source, context)
+            return
+        if (source, context) in newest:
+            return
+        newest.add((source, context))
+        if (
+            earlier is not None
+            and earlier.ran
+            and _RANK.get(earlier.state, 1) <= _RANK.get(state, 1)
+        ):
             return
         seen[key] = SeenStep(key, state, None, url, ran, source, context)
 
