@@ -590,3 +590,25 @@ def test_check_runs_of_an_app_that_does_not_count_are_no_news(advisory) -> None:
         advisory.deliver("check_suite", gh.check_suite_event(REPO, run_id, "completed"))
     wait_for(advisory.idle, what="idle")
     assert refreshes(advisory) == []
+
+
+def test_the_repositorys_build_naming_a_pending_dispatch_still_redraws(dispatching) -> None:
+    # Buildkite refuses prbot's build, so its dispatch waits with its key. The repository's
+    # own build of the head (whose PR code set prbot_dispatch to that key) is not bound to
+    # the dispatch, and its news is still the repository's: the report shows its step.
+    from bot.store import jobs as jobs_store
+
+    bk = dispatching.buildkite
+    bk.create_status = 503
+    number, head = open_pr(dispatching)
+    wait_for(lambda: bk.count_calls("POST", "/builds") >= 1, what="the refused create")
+    wait_for(dispatching.idle, what="idle")
+    waiting = jobs_store.records_for_head(dispatching.service.engine, REPO, number, head)
+    [key] = {r.dispatch_key for r in waiting if r.claimed_without_build}
+    own = bk.add_build(head, {SMOKE: "running"}, branch="flash", meta_data={"prbot_dispatch": key})
+    bk.finish_job(own, SMOKE, "failed")
+    wait_for(lambda: f"build #{own}" in comment(dispatching, number), what="the redraw")
+    wait_for(dispatching.idle, what="idle")
+    assert f"repository's build #{own}: [❌ failed]" in comment(dispatching, number)
+    bound = jobs_store.records_for_head(dispatching.service.engine, REPO, number, head)
+    assert bk.builds[own].id not in {r.build_id for r in bound}

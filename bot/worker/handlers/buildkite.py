@@ -54,5 +54,11 @@ def on_buildkite(ctx: HandlerContext, event: Event) -> None:
         str(build.get("web_url") or ""),
     )
     if waiting and not bind_reported_build(services, ref, records):
+        # Not prbot's build, though it names a pending dispatch (a PR's code can set the
+        # meta-data): it is the repository's own, and its news is a redraw's like any other's.
+        job = event.payload.get("job")
+        queue_refresh_for_build(
+            ctx.engine, ctx.queue, build, job if isinstance(job, dict) else None
+        )
         return
     take_build_news(services, ref, finished=event.action == "build.finished")
