@@ -176,3 +176,11 @@ def test_withheld_comparisons_keep_their_ratio_and_say_why() -> None:
     assert [c.verdict for c in held] == [INCONCLUSIVE, FAILED]
     assert held[0].ratio == found[0].ratio
     assert held[0].reason.startswith("base ran on GPU-a, head on GPU-b: different GPUs are not")
+
+
+def test_a_time_no_kernel_takes_is_left_out_and_named() -> None:
+    # A red team's results file gave a head time of 1e308 s: it was a usable round.
+    rounds = {1: (1e-3, 1e308), 2: (1e-3, 1.01e-3), 3: (1.01e-3, 1e-3), 4: (1e-3, 1e-3)}
+    (comparison,) = compare_paired({"x": rounds})
+    assert comparison.runs == (3, 3)
+    assert "head time 1e+308 in round 1" in comparison.reason

@@ -82,13 +82,20 @@ class Comparison:
         }
 
 
+# The longest mean time (seconds) read as a kernel's: an hour per call is no kernel timing
+# but a unit mix-up or a corrupt file (a 1e308 s head time was counted as a usable round and
+# printed as a 309-digit figure); a CI job's own timeout ends long before.
+MAX_TIME_SECONDS = 3600.0
+
+
 def usable(value: object) -> bool:
-    """A time that can be compared: a finite, positive number (not NaN, inf, 0 or a bool)."""
+    """A time that can be compared: a finite, positive number up to an hour (not NaN, inf,
+    0, a bool or a time no kernel takes)."""
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
         and math.isfinite(value)
-        and value > 0
+        and 0 < value <= MAX_TIME_SECONDS
     )
 
 
