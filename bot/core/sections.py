@@ -9,6 +9,7 @@ of it next to :class:`~bot.checks.base.Check`. Where each check's rule model liv
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -97,6 +98,17 @@ class Section:
             "summary": self.summary,
             "findings": self.findings,
         }
+
+
+def valid_regex(value: str | None) -> str | None:
+    """``value`` unchanged when it compiles as a regular expression (None passes); else the
+    ValueError a rule model's validator raises, so a bad pattern is one line at load."""
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+    return value
 
 
 class CheckRules(BaseModel):

@@ -7,16 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.core.sections import CheckRules
-
-
-def _compiles(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
-    return value
+from bot.core.sections import CheckRules, valid_regex
 
 
 class Expectation(BaseModel):
@@ -45,14 +36,14 @@ class Expectation(BaseModel):
     @field_validator("when", "unless")
     @classmethod
     def _conditions_compile(cls, value: str | None) -> str | None:
-        return _compiles(value)
+        return valid_regex(value)
 
     @field_validator("pattern")
     @classmethod
     def _pattern_compiles(cls, value: str) -> str:
         if "{symbol}" not in value:
             raise ValueError("pattern must contain {symbol}")
-        _compiles(value.replace("{symbol}", "X"))
+        valid_regex(value.replace("{symbol}", "X"))
         return value
 
     def applies_to(self, symbol: str) -> bool:
@@ -109,13 +100,13 @@ class IntegrationRule(BaseModel):
     def _reference_has_symbol(cls, value: str) -> str:
         if "{symbol}" not in value:
             raise ValueError("referenced_as must contain {symbol}")
-        _compiles(value.replace("{symbol}", "X"))
+        valid_regex(value.replace("{symbol}", "X"))
         return value
 
     @field_validator("added")
     @classmethod
     def _added_has_group(cls, value: str | None) -> str | None:
-        if value is not None and re.compile(_compiles(value) or "").groups < 1:
+        if value is not None and re.compile(valid_regex(value) or "").groups < 1:
             raise ValueError("added must capture the new name in a group")
         return value
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.core.sections import CheckRules
+from bot.core.sections import CheckRules, valid_regex
 from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_ROUNDS
 from bot.jobs.selection import RuleJob
 
@@ -94,12 +94,7 @@ class RuleJobRules(_Strict):
     @field_validator("backends_when", "backends_unless")
     @classmethod
     def _backend_pattern_compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return value
+        return valid_regex(value)
 
     def measures(self, backend: str) -> bool:
         """Whether the job's config can measure the registry member ``backend``."""

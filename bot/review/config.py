@@ -6,19 +6,9 @@ comment ``# prbot: ignore[<id>]`` on the flagged line.
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.core.sections import CheckRules
-
-
-def _compiles(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
-    return value
+from bot.core.sections import CheckRules, valid_regex
 
 
 class PatternRules(BaseModel):
@@ -48,7 +38,7 @@ class CapabilityRules(PatternRules):
     @field_validator("length_names")
     @classmethod
     def _length_names_compile(cls, value: str) -> str:
-        return _compiles(value)
+        return valid_regex(value)
 
 
 class LiteralDimensionRules(PatternRules):
@@ -102,7 +92,7 @@ class UnboundedCacheRules(PatternRules):
     @field_validator("key_names")
     @classmethod
     def _key_names_compile(cls, value: str) -> str:
-        return _compiles(value)
+        return valid_regex(value)
 
 
 class OptionalImportRules(PatternRules):
