@@ -14,6 +14,8 @@ from bot.jobs.selection import RuleJob
 
 # Failures that fail the check when the rules name none (CiSignalRules.fail_on says why).
 DEFAULT_FAIL_ON = ("new", "unknown")
+# The check run names and status contexts that name a step when the rules name none.
+DEFAULT_CHECK_NAMES = ("{key}", "{label}")
 
 
 class _Strict(BaseModel):
@@ -193,7 +195,7 @@ class RepositoryChecksRules(_Strict):
     # in: {key} the step key, {label} its label, {slug} the label lower-cased with each run
     # of other characters one "-", {slug_words} the same with + / . as plus, slash, dot
     # (vLLM: buildkite/ci/pr/ and each slug); "<name>-<n>" is a shard. Empty: none read.
-    names: list[str] = Field(default_factory=lambda: ["{key}", "{label}"], max_length=20)
+    names: list[str] = Field(default_factory=lambda: list(DEFAULT_CHECK_NAMES), max_length=20)
     # The apps (slugs) whose check runs count; none by default (statuses only). A check
     # run's name is its app's to choose, and CI apps name them after jobs of the config in
     # the PR's own tree: GitHub Actions for a fork's workflow, and the CI services that

@@ -28,7 +28,7 @@ from bot.events.permissions import effective_level
 from bot.github.app import InstallationClient
 from bot.github.publish import Publisher, check_run_fields
 from bot.jobs.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_ROUNDS
-from bot.jobs.config import DEFAULT_FAIL_ON
+from bot.jobs.config import DEFAULT_CHECK_NAMES, DEFAULT_FAIL_ON
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
 from bot.jobs.repository_builds import SeenStep
 from bot.jobs.repository_builds import from_json as repository_from_json
@@ -164,7 +164,7 @@ def _observe_and_keep(
             repo,
             head_sha,
             [w for w in wanted if w.step_key not in seen],
-            checks_rules.get("names", ["{key}", "{label}"]),
+            checks_rules.get("names", DEFAULT_CHECK_NAMES),
             own_app_id=services.settings.app_id,
             bot_login=services.bot_login,
             # A report stored before the setting had none: statuses only, as its default.
@@ -230,7 +230,7 @@ def names_news(
         checks_rules = context.get("repository_checks") or {}
         if app is not None and app not in (checks_rules.get("check_run_apps") or ()):
             continue
-        templates = checks_rules.get("names", ["{key}", "{label}"])
+        templates = checks_rules.get("names", DEFAULT_CHECK_NAMES)
         names: set[str] = set()
         for step in steps:
             names |= names_for(StepName(str(step.step_key), step.name), map(str, templates))
