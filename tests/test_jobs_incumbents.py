@@ -34,8 +34,8 @@ def _order(major: int, flag: str = "use_mla") -> list[str] | None:
     )
 
 
-def test_the_mla_list_for_a_capability_in_order_without_splats():
-    assert _order(10) == ["FLASHINFER_MLA", "FAST_MLA", "CUTLASS_MLA"]
+def test_the_mla_list_for_a_capability_in_order_with_its_splat_resolved():
+    assert _order(10) == ["FLASHINFER_MLA", "FAST_MLA", "CUTLASS_MLA", "FLASHMLA_SPARSE"]
     assert _order(9) is None  # the else branch names no capability
 
 
@@ -61,3 +61,53 @@ def test_a_file_that_does_not_parse_or_lacks_the_function_gives_none():
             )
             is None
         )
+
+
+# Shaped like vLLM 0.33.0's SM100 MLA branch: the sparse backends come from a local list that
+# three if-branches assign (by KV-cache dtype and head count), splatted at the end.
+SPLATTED = """
+def _get_backend_priorities(use_mla, device_capability, num_heads=None, dtype=None):
+    if use_mla:
+        if device_capability.major == 10:
+            if dtype is not None:
+                sparse_backends = [Enum.INFER_SPARSE, Enum.MLA_SPARSE]
+            else:
+                if num_heads is not None and num_heads <= 16:
+                    sparse_backends = [Enum.NEW_SPARSE, Enum.INFER_SPARSE, Enum.MLA_SPARSE]
+                else:
+                    sparse_backends = [Enum.MLA_SPARSE, Enum.INFER_SPARSE]
+            return [Enum.INFER_MLA, Enum.CUTLASS_MLA, *sparse_backends]
+        elif device_capability.major == 9:
+            tail = [Enum.MLA_SPARSE]
+            tail.insert(0, Enum.OTHER_SPARSE)
+            return [Enum.FLASH_MLA, *tail, *([Enum.COND] if num_heads else [])]
+"""
+
+
+def _splatted(major: int, prefer: list[str]) -> list[str] | None:
+    return priority_list(
+        SPLATTED,
+        "vllm/platforms/cuda.py",
+        function="_get_backend_priorities",
+        flag="use_mla",
+        major=major,
+        enum="Enum",
+        prefer=prefer,
+    )
+
+
+def test_a_splatted_local_list_is_the_assignment_that_names_the_new_backend():
+    # The branch where NEW_SPARSE competes: first, ahead of the two sparse incumbents.
+    order = _splatted(10, ["NEW_SPARSE"])
+    assert order == ["INFER_MLA", "CUTLASS_MLA", "NEW_SPARSE", "INFER_SPARSE", "MLA_SPARSE"]
+    sparse = [name for name in order if "SPARSE" in name]
+    assert incumbents(sparse, ["NEW_SPARSE"]) == ["INFER_SPARSE", "MLA_SPARSE"]
+    # No preferred backend in any assignment: the first one in source order.
+    assert _splatted(10, []) == ["INFER_MLA", "CUTLASS_MLA", "INFER_SPARSE", "MLA_SPARSE"]
+
+
+def test_a_list_changed_in_place_or_a_conditional_splat_is_not_guessed():
+    # ``tail.insert`` reorders at run time: left out. The conditional entry counts only when
+    # it names a preferred backend (the order when its condition holds).
+    assert _splatted(9, []) == ["FLASH_MLA"]
+    assert _splatted(9, ["COND"]) == ["FLASH_MLA", "COND"]

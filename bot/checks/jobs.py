@@ -245,6 +245,7 @@ def _comparison(
     if not new:
         return {"compare": "base", "against": [], "new_backends": []}
     against: list[str] = []
+    read = False  # whether a priority list was found to take incumbents from
     if rule is not None and rule.priorities is not None:
         major = next(
             (
@@ -263,10 +264,22 @@ def _comparison(
                 flag=rule.priorities.flag,
                 major=major,
                 enum=rule.priorities.enum,
+                prefer=new,
             )
+            read = order is not None
             # Only incumbents the config can measure: a sparse backend against sparse ones.
             against = incumbents([n for n in order or [] if rule.measures(n)], new)
-    return {"compare": "backends", "against": against, "new_backends": new}
+    return {"compare": "backends", "against": against, "new_backends": new, "priorities_read": read}
+
+
+def _no_incumbent_cause(rule: RuleJobRules | None, hardware: str, compared: dict) -> str:
+    """Why a new backend has nothing to run against, as far as prbot knows it."""
+    if rule is None or rule.priorities is None:
+        return "the job's rules name no priority list to take incumbents from"
+    where = f"{rule.priorities.file}::{rule.priorities.function}"
+    if not compared.get("priorities_read"):
+        return f"prbot found no {hardware} branch of {where} to take incumbents from"
+    return f"the {hardware} branch of {where} lists no other backend this job measures"
 
 
 def _finding(job: SelectedJob, status: str) -> dict[str, Any]:
@@ -382,9 +395,9 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
                         finding["no_incumbents"] = True
                         finding["reason"] += f"; {new} not at base, and no incumbents"
                         problems.append(
-                            f"{job.name} is not dispatched: {new} is not at base and the "
-                            "platform's priority list names no incumbent for "
-                            f"{job.hardware}, so there is nothing to benchmark it against"
+                            f"{job.name} is not dispatched: {new} is not at base and "
+                            + _no_incumbent_cause(rule, job.hardware, compared)
+                            + ", so there is nothing to benchmark it against"
                         )
     problems += _missing_steps(findings, pipeline_keys)
     smoke = sum(job.kind == GPU_SMOKE for job in selected)
