@@ -178,3 +178,43 @@ def test_an_export_embeds_its_prs_without_their_shared_template(tiny_files, monk
     [templated] = model.embed([embedding_text("Change 3", records[2].body)])
     assert own != templated
     assert index.get(3).embedding == own
+
+
+def test_the_checked_pr_is_embedded_without_the_template_its_index_knows(
+    tiny_files, monkeypatch, check_context
+) -> None:
+    # The open PRs were embedded without their shared template; the PR they are compared with
+    # must be too, or the template's words count as shared meaning on one side only.
+    from dataclasses import replace
+
+    from bot.checks import get_check
+    from bot.core.snapshot import Snapshot
+    from bot.duplicates.index import MemoryIndex
+    from bot.report import rules
+
+    model = Embedder(tiny_files, check_digest=False)
+    embedded: list[str] = []
+    real_embed = model.embed
+
+    def recording(texts):
+        embedded.extend(texts)
+        return real_embed(texts)
+
+    monkeypatch.setattr(model, "embed", recording)
+    monkeypatch.setattr(embeddings, "default_model", lambda: model)
+    index = MemoryIndex([_templated(n, f"Own words of change {n}.") for n in range(1, 8)])
+    snapshot = Snapshot(
+        repo="o/r",
+        base_sha="a" * 40,
+        head_sha="b" * 40,
+        base=None,
+        head=None,
+        files=[],
+        number=100,
+        title="Fix crash",
+        body=TEMPLATE + "\nGuard the loader against an empty config file.\n",
+        author="z",
+    )
+    context = replace(check_context, open_prs=index)
+    get_check("duplicates").run(snapshot, rules.load_builtin("default").checks.duplicates, context)
+    assert embedded == ["Fix crash\nGuard the loader against an empty config file."]

@@ -169,6 +169,47 @@ def test_rows_carry_the_text_embedding_and_an_unchanged_text_keeps_its_own(
     assert stored(1) != first and embedded[-1] == "Add docs for routing"
 
 
+TEMPLATE = "## Purpose\n\n## Test Plan\n\n- [ ] The test plan, such as providing a test command.\n"
+
+
+def test_a_row_is_embedded_without_the_template_lines_the_stored_prs_share(
+    engine, monkeypatch
+) -> None:
+    # The audit's figures with the extra embed each PR's own words (benchmarks/_duppr_systems):
+    # the service must embed the same text, or those figures are not the service's.
+    pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    model = Embedder(ModelFiles(*tiny_model_files(), "tiny"), check_digest=False)
+    embedded: list[str] = []
+    real_embed = model.embed
+
+    def recording(texts):
+        embedded.extend(texts)
+        return real_embed(texts)
+
+    monkeypatch.setattr(model, "embed", recording)
+    monkeypatch.setenv(embeddings.ENV_SWITCH, "1")
+    monkeypatch.setattr(embeddings, "_DEFAULT", [model])
+    for n in range(1, 7):
+        body = f"{TEMPLATE}\nOwn words of change {n}.\n"
+        apply_pull_request_event(
+            engine, _payload(n, "opened", title=f"Change {n}", updated=str(n), body=body), []
+        )
+    # Too few PRs before the fifth to know a template: the first ones keep it.
+    assert "Test Plan" in embedded[0]
+    body = f"{TEMPLATE}\nGuard the loader against an empty config file.\n"
+    apply_pull_request_event(
+        engine, _payload(7, "opened", title="Fix crash", updated="7", body=body), []
+    )
+    assert embedded[-1] == "Fix crash\nGuard the loader against an empty config file."
+    # Reconcile writes the same text as events do.
+    row = PRRow(
+        REPO, 8, "open", "Fix crash again", body, "dev8", None, "8", "s8", None, patches_known=False
+    )
+    open_prs_store.save_reconcile(engine, REPO, [row], [], {})
+    assert embedded[-1] == "Fix crash again\nGuard the loader against an empty config file."
+
+
 def test_a_closed_event_keeps_the_pr_in_the_closed_tier_with_its_outcome(
     engine, monkeypatch
 ) -> None:

@@ -24,7 +24,8 @@ def run(snapshot: Snapshot, rules: DuplicatesRules, context: CheckContext) -> Se
     config = rules.scoring_config()
     if is_bot(snapshot.author, config.bots):
         return Section("duplicates", Status.SKIP, f"{snapshot.author} is a bot; not audited")
-    features = features_from_snapshot(snapshot)
+    # Embedded without the repository's template lines, as the index's own PRs were written.
+    features = features_from_snapshot(snapshot, template=index.template_lines())
     result = index.query(features, config, top=rules.top)
     likely = [c for c in result.candidates if c.tier == LIKELY_DUPLICATE]
     overlap = [c for c in result.candidates if c.tier != LIKELY_DUPLICATE and _shares_code(c)]

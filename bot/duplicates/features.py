@@ -27,7 +27,7 @@ from bot.duplicates.records import (
     PRRecord,
     parse_time,
 )
-from bot.duplicates.template import body_lines
+from bot.duplicates.template import LineStats, body_lines
 from bot.duplicates.text import (
     claimed_issues,
     clean_body,
@@ -266,8 +266,9 @@ def features_from_record(record: PRRecord, embedding: str = "") -> PRFeatures:
     return features
 
 
-def features_from_snapshot(snapshot: Snapshot) -> PRFeatures:
-    """The checked PR, from the snapshot the worker or ``prbot check`` built."""
+def features_from_snapshot(snapshot: Snapshot, template: LineStats | None = None) -> PRFeatures:
+    """The checked PR, from the snapshot the worker or ``prbot check`` built; ``template``: the
+    index's line counts, whose template lines its embedded text leaves out."""
     files = [
         FileChange(f.path, f.additions, f.deletions, f.patch, f.binary)
         for f in snapshot.files[:MAX_FILES]
@@ -281,7 +282,7 @@ def features_from_snapshot(snapshot: Snapshot) -> PRFeatures:
         created_at=parse_time(snapshot.created_at),
         head_sha=snapshot.head_sha,
         files=files,
-        embedding=embed_texts([(title, body)])[0],
+        embedding=embed_texts([(title, body)], template)[0],
     )
 
 

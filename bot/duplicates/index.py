@@ -29,6 +29,7 @@ from bot.duplicates.scoring import (
     is_text_only,
     reference_rarity,
 )
+from bot.duplicates.template import LineStats
 
 # How many PRs get full scoring per query, and how many text terms drive generation.
 SCORED_PER_QUERY = 150
@@ -73,6 +74,11 @@ class OpenPRIndex(Protocol):
     """What the duplicates check needs from ``context.open_prs``."""
 
     def query(self, features: PRFeatures, config: ScoringConfig, top: int = 10) -> QueryResult: ...
+
+    def template_lines(self) -> LineStats:
+        """The open PRs' body-line counts, whose template lines the checked PR's embedded
+        text leaves out (as every stored PR's does)."""
+        ...
 
     def __len__(self) -> int: ...
 
@@ -129,6 +135,9 @@ class MemoryIndex:
     def line_df(self, key: str) -> int:
         postings = self._lines.get(key)
         return len(postings) if postings else 0
+
+    def template_lines(self) -> MemoryIndex:
+        return self  # its own line counts
 
     def reference_df(self, number: int) -> int:
         """How many open PRs name this issue, ticket or bug number."""

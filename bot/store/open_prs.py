@@ -13,12 +13,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bot.duplicates.embeddings import embed_texts
+from bot.duplicates.embeddings import default_model, embed_texts
 from bot.duplicates.features import PRFeatures, build_features, closed_state
 from bot.duplicates.index import CLOSED_KEEP, MemoryIndex, QueryResult
 from bot.duplicates.reconcile import StoredPR
 from bot.duplicates.records import CLOSED, OPEN, PRRow, file_changes, parse_time, row_from_event
 from bot.duplicates.scoring import ScoringConfig
+from bot.duplicates.template import LineStats
 from bot.store.dialect import upsert
 from bot.store.schema import open_pr_repos, open_prs, utcnow
 
@@ -43,11 +44,12 @@ def _existing(connection: sa.Connection, repo: str, number: int) -> sa.Row | Non
     ).first()
 
 
-def write_row(connection: sa.Connection, row: PRRow) -> bool:
+def write_row(connection: sa.Connection, row: PRRow, template: LineStats | None = None) -> bool:
     """Insert or replace one PR; False (and no write) when a newer update is already stored.
 
     With ``files`` None the stored code features are kept when the head is unchanged, so an
-    ``edited`` event refreshes the text without losing the diff.
+    ``edited`` event refreshes the text without losing the diff. ``template``: the index's
+    line counts (``template_lines``), whose template lines the embedded text leaves out.
     """
     existing = _existing(connection, row.repo, row.number)
     if existing is not None and existing.updated_at and row.updated_at < existing.updated_at:
@@ -65,7 +67,7 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
         # The text's embedding when the extra is installed; an unchanged text keeps its own.
         embedding=stored_embedding
         if isinstance(stored_embedding, str) and stored_embedding
-        else embed_texts([(row.title, row.body)])[0],
+        else embed_texts([(row.title, row.body)], template)[0],
     )
     features.state = closed_state(row.state, row.merged)
     features.closed_at = parse_time(row.closed_at)
@@ -97,6 +99,14 @@ def write_row(connection: sa.Connection, row: PRRow) -> bool:
     if row.state == CLOSED:
         prune_closed(connection, row.repo)
     return True
+
+
+def template_lines(engine: sa.Engine, repo: str) -> LineStats | None:
+    """The repository's line counts as the index holds them, for the text a new row embeds;
+    None where no model embeds (then nothing needs them and nothing is read)."""
+    if default_model() is None:
+        return None
+    return DatabaseIndex(engine, repo).template_lines()
 
 
 def prune_closed(connection: sa.Connection, repo: str) -> int:
@@ -172,8 +182,9 @@ def apply_pull_request_event(
     row = row_from_event(payload, files)
     if row is None:
         return
+    template = template_lines(engine, row.repo)  # read before the write transaction opens
     with engine.begin() as connection:
-        write_row(connection, row)
+        write_row(connection, row, template)
 
 
 def record_diff(engine: sa.Engine, repo: str, number: int, head_sha: str, files: list[Any]) -> bool:
@@ -265,6 +276,9 @@ class DatabaseIndex:
         with self._mirror.lock:  # another thread's sync must not change it mid-query
             return index.query(features, config, top=top)
 
+    def template_lines(self) -> MemoryIndex:
+        return self.sync()
+
     def __len__(self) -> int:
         return len(self.sync())
 
@@ -303,8 +317,9 @@ def save_reconcile(
     engine: sa.Engine, repo: str, rows: list[PRRow], gone: list[int], listing: dict[str, Any]
 ) -> tuple[int, int]:
     """Write what reconcile found, in one transaction; (rows written, PRs closed)."""
+    template = template_lines(engine, repo)
     with engine.begin() as connection:
-        written = sum(write_row(connection, row) for row in rows)
+        written = sum(write_row(connection, row, template) for row in rows)
         closed = mark_closed(connection, repo, gone)
         updated = connection.execute(
             sa.update(open_pr_repos)
