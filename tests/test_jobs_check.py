@@ -323,6 +323,33 @@ def test_a_benchmark_of_a_backend_absent_at_base_compares_backends_on_the_head(m
     assert (bench["compare"], bench["against"]) == ("base", [])
 
 
+def test_new_backends_with_no_priority_branch_say_so_and_are_not_dispatched(make_repo):
+    # Two new backends and a cuda.py without a branch for the B200's capability: the line says
+    # which of the causes it is, in agreement with its subject.
+    repo = make_repo("vllm")
+    cuda = PRIORITIES.replace("major == 10", "major == 9")
+    base = repo.commit({**BASE, "vllm/platforms/cuda.py": cuda}, "base")
+    second = '    SLOW_MLA = "vllm.v1.attention.backends.mla.fast_mla.SlowMLABackend"\n'
+    head = repo.commit(
+        {
+            "vllm/v1/attention/backends/mla/fast_mla.py": backend("capability.major == 10")
+            + "\n\nclass SlowMLABackend(FastMLABackend):\n    pass\n",
+            "vllm/v1/attention/backends/registry.py": REGISTRY + NEW_MEMBER + second,
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    [bench] = [f for f in section.findings if f["kind"] == "benchmark"]
+    assert bench["no_incumbents"] and bench["new_backends"] == ["FAST_MLA", "SLOW_MLA"]
+    [line] = [p for p in section.data["problems"] if "nothing to benchmark" in p]
+    assert line == (
+        "MLA decode benchmark is not dispatched: FAST_MLA, SLOW_MLA are not at base and prbot "
+        "found no branch for compute capability 10 (b200-k8s) in vllm/platforms/cuda.py::"
+        "_get_backend_priorities to take incumbents from, so there is nothing to benchmark "
+        "it against"
+    )
+
+
 def test_a_benchmark_whose_step_the_pipeline_lacks_says_what_is_needed(make_repo) -> None:
     """Works before anything is added to the pipeline: the smoke step is still chosen from the
     repository's own step files, and the benchmark says which step it needs."""

@@ -191,8 +191,9 @@ def test_a_new_backend_with_no_incumbent_is_not_benchmarked_and_the_comment_says
     lines = [line for line in body.splitlines() if "is not dispatched" in line]
     assert len(lines) == 1 and "FAST\\_MLA is not at base" in lines[0]
     assert (
-        "the b200 branch of vllm/platforms/cuda.py::_get_backend_priorities lists no other "
-        "backend this job measures, so there is nothing to benchmark it against"
+        "the branch for compute capability 10 (b200) in vllm/platforms/cuda.py::"
+        "_get_backend_priorities lists no other backend this job measures, so there is "
+        "nothing to benchmark it against"
     ) in lines[0].replace("\\_", "_")
 
 

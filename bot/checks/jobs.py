@@ -246,6 +246,7 @@ def _comparison(
         return {"compare": "base", "against": [], "new_backends": []}
     against: list[str] = []
     read = False  # whether a priority list was found to take incumbents from
+    major: int | None = None
     if rule is not None and rule.priorities is not None:
         major = next(
             (
@@ -269,7 +270,13 @@ def _comparison(
             read = order is not None
             # Only incumbents the config can measure: a sparse backend against sparse ones.
             against = incumbents([n for n in order or [] if rule.measures(n)], new)
-    return {"compare": "backends", "against": against, "new_backends": new, "priorities_read": read}
+    return {
+        "compare": "backends",
+        "against": against,
+        "new_backends": new,
+        "priorities_read": read,
+        "capability_major": major,
+    }
 
 
 def _no_incumbent_cause(rule: RuleJobRules | None, hardware: str, compared: dict) -> str:
@@ -277,9 +284,13 @@ def _no_incumbent_cause(rule: RuleJobRules | None, hardware: str, compared: dict
     if rule is None or rule.priorities is None:
         return "the job's rules name no priority list to take incumbents from"
     where = f"{rule.priorities.file}::{rule.priorities.function}"
+    major = compared.get("capability_major")
+    if major is None:
+        return f"prbot knows no compute capability of {hardware} to read {where} for"
+    branch = f"compute capability {major} ({hardware})"
     if not compared.get("priorities_read"):
-        return f"prbot found no {hardware} branch of {where} to take incumbents from"
-    return f"the {hardware} branch of {where} lists no other backend this job measures"
+        return f"prbot found no branch for {branch} in {where} to take incumbents from"
+    return f"the branch for {branch} in {where} lists no other backend this job measures"
 
 
 def _finding(job: SelectedJob, status: str) -> dict[str, Any]:
@@ -395,7 +406,9 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
                         finding["no_incumbents"] = True
                         finding["reason"] += f"; {new} not at base, and no incumbents"
                         problems.append(
-                            f"{job.name} is not dispatched: {new} is not at base and "
+                            f"{job.name} is not dispatched: {new} "
+                            + ("are" if len(compared["new_backends"]) > 1 else "is")
+                            + " not at base and "
                             + _no_incumbent_cause(rule, job.hardware, compared)
                             + ", so there is nothing to benchmark it against"
                         )
