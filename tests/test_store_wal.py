@@ -52,7 +52,10 @@ def test_the_intake_writer_leaves_the_log_to_the_checkpointer(tmp_path):
         wal = tmp_path / "prbot.sqlite-inbox-wal"
         assert wal.stat().st_size > DEFAULT_AUTOCHECKPOINT_PAGES * 4096  # nobody copied it back
         busy, frames, copied = writer._checkpointer.checkpoint_once()
-        assert busy == 0 and frames > DEFAULT_AUTOCHECKPOINT_PAGES and copied == frames
+        # A PASSIVE checkpoint copies the frames up to the oldest reader's snapshot: the inbox
+        # mover reads the inbox on its own thread, so a read of its under way leaves the
+        # newest frames for the next checkpoint (seen under load: 1,274 of 1,528).
+        assert busy == 0 and frames > DEFAULT_AUTOCHECKPOINT_PAGES and 0 < copied <= frames
     finally:
         writer.stop()
     assert deliveries.count_deliveries(engine) == 300
