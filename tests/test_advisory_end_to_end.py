@@ -19,6 +19,7 @@ steps:
 - label: "(B200) V1 Attention"
   key: v1-attention-b200
   device: b200
+  parallelism: 2
   source_file_dependencies: [vllm/v1/attention]
 - label: "(B200) Attention benchmarks smoke"
   key: attention-benchmarks-smoke-b200
@@ -564,6 +565,11 @@ def test_prbots_own_check_run_and_unselected_steps_are_no_news(advisory) -> None
     assert refreshes(advisory) == []
     # Nor is a status of a step nobody selected (vLLM posts hundreds a build).
     other = gh.add_status(REPO, head, "buildkite/ci/pr/pre-commit", "success")
+    advisory.deliver("status", gh.status_event(REPO, other))
+    wait_for(advisory.idle, what="idle")
+    assert refreshes(advisory) == []
+    # Nor is `<step>-2` of a selected step without parallelism: that name is no shard of it.
+    other = gh.add_status(REPO, head, f"buildkite/ci/pr/{OTHER}-2", "failure")
     advisory.deliver("status", gh.status_event(REPO, other))
     wait_for(advisory.idle, what="idle")
     assert refreshes(advisory) == []

@@ -6,7 +6,7 @@ from bot.jobs.config import JobsRules
 from bot.jobs.repository_checks import StepName, label_slug, names_for, steps_in_checks
 
 VLLM = ["buildkite/ci/pr/{key}", "buildkite/ci/pr/{slug}"]
-SMOKE = StepName("v1-attention-b200", "(B200) V1 Attention")
+SMOKE = StepName("v1-attention-b200", "(B200) V1 Attention", parallelism=2)
 OTHER = StepName("kernels-b200", "Kernels + MoE (B200)")
 
 
@@ -53,6 +53,16 @@ def test_a_shard_of_a_step_names_the_step():
     statuses = [status("buildkite/ci/pr/v1-attention-b200-2", "failure")]
     assert seen(statuses=statuses)["v1-attention-b200"][:2] == ("failed", True)
     assert seen(statuses=[status("buildkite/ci/pr/v1-attention-b200-x", "failure")]) == {}
+    # Past its job count it is not one of its shards.
+    assert seen(statuses=[status("buildkite/ci/pr/v1-attention-b200-3", "failure")]) == {}
+
+
+def test_a_numbered_name_is_no_shard_of_a_step_without_parallelism():
+    # `kernels-b200-2` can be another step's own key: it is not read as this step's state.
+    statuses = [status("buildkite/ci/pr/kernels-b200-2", "failure")]
+    assert seen(statuses=statuses) == {}
+    statuses.append(status("buildkite/ci/pr/kernels-b200", "success"))
+    assert seen(statuses=statuses)["kernels-b200"][:2] == ("passed", True)
 
 
 def test_vllms_statuses_name_steps_by_key_or_label_and_the_build_status_names_none():

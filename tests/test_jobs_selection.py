@@ -200,3 +200,49 @@ def test_a_step_file_alias_bomb_is_one_problem_naming_its_line() -> None:
         "`.buildkite/test-pipeline.yaml` is not read: YAML that expands to more than "
         "1,000,000 nodes (line 18)"
     ]
+
+
+def test_a_steps_parallelism_is_read_and_carried_to_the_selected_job() -> None:
+    from bot.jobs.planner import WantedJob
+
+    text = """
+steps:
+- label: "(B200) Sharded"
+  key: sharded-b200
+  device: b200
+  parallelism: 4
+  source_file_dependencies: [vllm/v1/attention]
+  mirror:
+    amd:
+      device: mi300_1
+- label: "Odd values"
+  key: odd
+  parallelism: "many"
+- label: "Too many"
+  key: huge
+  parallelism: 100000
+"""
+    found, problems = parse_step_file(text, ".buildkite/test_areas/x.yaml")
+    assert problems == []
+    assert {step.key: step.parallelism for step in found} == {
+        "sharded-b200": 4,
+        "sharded-b200-amd": 4,  # a mirror runs as its parent does unless it says otherwise
+        "odd": 1,
+        "huge": 1,
+    }
+    chosen, _ = select_steps(
+        ["vllm/v1/attention/backends/x.py"],
+        found,
+        candidates=["sharded-*"],
+        mode="prefix",
+        empty="nothing",
+        target=hardware_target(
+            ["vllm/v1/attention/backends/x.py"], {}, scope=SCOPE, neutral=NEUTRAL
+        ),
+        gpu_devices=GPU_DEVICES,
+    )
+    job = next(j for j in chosen if j.step_key == "sharded-b200")
+    assert job.parallelism == 4
+    # The report stores it, and the worker reads it back from the stored finding.
+    assert WantedJob.from_finding({"name": job.name, "parallelism": 4}).parallelism == 4
+    assert WantedJob.from_finding({"name": job.name, "parallelism": True}).parallelism == 1

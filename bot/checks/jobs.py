@@ -305,6 +305,7 @@ def _finding(job: SelectedJob, status: str) -> dict[str, Any]:
         "step_key": job.step_key,
         "backends": list(job.backends),
         "config": job.config,
+        **({"parallelism": job.parallelism} if job.parallelism > 1 else {}),
     }
 
 

@@ -28,6 +28,8 @@ from bot.core.limits import MAX_YAML_BYTES, InputRejected, check_size
 
 MatchMode = Literal["prefix", "substring"]
 EmptyMeans = Literal["nothing", "always"]
+# More jobs than one step of a real pipeline runs; a larger value is read as not sharded.
+MAX_PARALLELISM = 1000
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class CiStep:
     group: str | None = None
     mirror_of: str | None = None  # the parent step's key, for a mirrored step
     hardware: str | None = None  # the mirror's hardware name ("amd"), None for the parent
+    # Buildkite's ``parallelism``: how many jobs (shards) the step runs as; 1 when not set.
+    parallelism: int = 1
 
 
 def _strings(value: object) -> tuple[str, ...]:
@@ -62,6 +66,17 @@ def generated_key(label: str) -> str:
     return key
 
 
+def _parallelism(value: object) -> int:
+    """Buildkite's ``parallelism`` as a count of jobs, 1 for anything that is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return 1
+    try:
+        count = int(value)
+    except ValueError:
+        return 1
+    return count if 1 < count <= MAX_PARALLELISM else 1
+
+
 def _step(data: dict, source: str, group: str | None) -> CiStep | None:
     label = str(data.get("label") or "")
     key = str(data.get("key") or "")
@@ -75,6 +90,7 @@ def _step(data: dict, source: str, group: str | None) -> CiStep | None:
         optional=bool(data.get("optional", False)),
         source=source,
         group=group,
+        parallelism=_parallelism(data.get("parallelism")),
     )
 
 
@@ -128,6 +144,7 @@ def parse_step_file(text: str, source: str) -> tuple[list[CiStep], list[str]]:
                         group=step.group,
                         mirror_of=step.key,
                         hardware=str(hardware),
+                        parallelism=_parallelism(mirror.get("parallelism", step.parallelism)),
                     )
                 )
     return steps, []

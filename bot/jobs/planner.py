@@ -32,6 +32,11 @@ Mode = Literal["event", "recheck", "recheck_all", "approval"]
 RETRYABLE = ("failed", "timed_out", "canceled")
 
 
+def _count(value: object) -> int:
+    """A stored shard count; 1 for anything else (reports stored before it was kept)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
+
+
 @dataclass(frozen=True)
 class WantedJob:
     """A job finding of the report's jobs section, as the planner needs it."""
@@ -48,6 +53,7 @@ class WantedJob:
     # backends against ``against``, the incumbents, on the same head).
     compare: str = "base"
     against: tuple[str, ...] = ()
+    parallelism: int = 1  # a smoke step's shards (its ``parallelism``)
 
     @classmethod
     def from_finding(cls, finding: Mapping[str, object]) -> WantedJob:
@@ -63,6 +69,7 @@ class WantedJob:
             config=str(finding["config"]) if finding.get("config") else None,
             compare="backends" if finding.get("compare") == "backends" else "base",
             against=tuple(str(b) for b in finding.get("against") or ()),  # type: ignore[union-attr]
+            parallelism=_count(finding.get("parallelism")),
         )
 
 

@@ -8,8 +8,10 @@ one of the rules' templates filled in for that step (``checks.jobs.repository_ch
 ``{key}`` the step key, ``{label}`` its label, ``{slug}`` the label lower-cased with each run
 of other characters one ``-``, ``{slug_words}`` the same with ``+``, ``/`` and ``.`` written as
 words first (``plus``, ``slash``, ``dot``). A name followed by ``-<n>`` is one shard of a
-step with ``parallelism``. vLLM's Buildkite posts one commit status per job,
-``buildkite/ci/pr/<key or label slug>``, beside ``buildkite/ci/pr`` for the whole build (the
+step only when that step has ``parallelism`` (n at most its job count): else ``<key>-2`` may
+be another step's own name, and reading it as a shard would give this step that one's state.
+vLLM's Buildkite posts one commit status per job, ``buildkite/ci/pr/<key or label slug>``,
+beside ``buildkite/ci/pr`` for the whole build (the
 spellings public tools that replay vLLM's statuses match: the key, the label slug either
 way, a numeric shard suffix). prbot's own check run is never counted, nor by default any
 other: a check run's name is its app's to choose, and CI apps take it from the config in the
@@ -31,7 +33,7 @@ CHECK_RUN, STATUS = "check_run", "status"
 # Its check runs are jobs of workflows a PR can add or edit: never the repository's CI unless
 # the rules name it.
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
-_SHARD = re.compile(r"^(.+)-\d{1,4}$")
+_SHARD = re.compile(r"^(.+)-(\d{1,4})$")
 _WORDS = (("+", " plus "), ("/", " slash "), (".", " dot "))
 # GitHub check run (status, conclusion) -> the word the jobs section draws, and whether the
 # step ran, runs or will run (prbot sends no second build of it).
@@ -64,6 +66,7 @@ _RANK = {"failed": 0, "timed_out": 0, "passed": 2}
 class StepName:
     key: str
     label: str
+    parallelism: int = 1  # its shards: names with ``-<n>`` count only for a sharded step
 
 
 def label_slug(label: str) -> str:
@@ -96,13 +99,26 @@ def names_for(step: StepName, templates: Iterable[str]) -> set[str]:
     return found
 
 
-def named(name: str, names: set[str] | dict[str, str]) -> str | None:
+def named(
+    name: str, names: set[str] | dict[str, str], shards: Mapping[str, int] | None = None
+) -> str | None:
     """The one of ``names`` that ``name`` is, or is a shard of (``<name>-3``: one job of a
-    step with parallelism); None when it names none."""
+    step with parallelism; ``shards``: the names of sharded steps, with their job counts);
+    None when it names none."""
     if name in names:
         return name
     shard = _SHARD.match(name)
-    return shard.group(1) if shard and shard.group(1) in names else None
+    if shard is None or not shards:
+        return None
+    base, index = shard.group(1), int(shard.group(2))
+    return base if base in names and index <= shards.get(base, 0) else None
+
+
+def shard_counts(step: StepName, templates: Iterable[str]) -> dict[str, int]:
+    """The names of a sharded step, each with its job count (empty when not sharded)."""
+    if step.parallelism <= 1:
+        return {}
+    return dict.fromkeys(names_for(step, templates), step.parallelism)
 
 
 def _check_run_state(run: Mapping[str, Any]) -> tuple[str, bool] | None:
@@ -137,15 +153,18 @@ def steps_in_checks(
     run (both lists newest first, as GitHub gives them).
     Check runs count only from the apps in ``check_run_apps`` (slugs)."""
     by_name: dict[str, str] = {}
+    shards: dict[str, int] = {}
+    templates = list(templates)
     for step in steps:
         for name in names_for(step, templates):
             by_name.setdefault(name, step.key)
+        shards.update(shard_counts(step, templates))
     seen: dict[str, SeenStep] = {}
     # The newest that ran of each (source, name): one per shard of a step, re-runs left behind.
     newest: set[tuple[str, str]] = set()
 
     def step_of(name: object) -> str | None:
-        found = named(str(name), by_name)
+        found = named(str(name), by_name, shards)
         return by_name[found] if found is not None else None
 
     def keep(key: str, state: str, ran: bool, url: str, context: str, source: str) -> None:

@@ -39,6 +39,8 @@ class SelectedJob:
     step_key: str | None = None
     backends: tuple[str, ...] = ()
     config: str | None = None
+    # A smoke step's ``parallelism``: its check runs and statuses may name each shard.
+    parallelism: int = 1
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,17 @@ def select_steps(
             reason = f"{path} is under {dependency}" + (f" (+{more} more)" if more else "")
         else:
             reason = "the step has no source_file_dependencies and rules say that means always"
-        selected.append(SelectedJob(step.label, GPU_SMOKE, device, reason, "buildkite", step.key))
+        selected.append(
+            SelectedJob(
+                step.label,
+                GPU_SMOKE,
+                device,
+                reason,
+                "buildkite",
+                step.key,
+                parallelism=step.parallelism,
+            )
+        )
     return selected, dropped
 
 

@@ -32,7 +32,7 @@ from bot.jobs.config import DEFAULT_CHECK_NAMES, DEFAULT_FAIL_ON
 from bot.jobs.planner import Head, Mode, WantedJob, job_spec, plan
 from bot.jobs.repository_builds import SeenStep
 from bot.jobs.repository_builds import from_json as repository_from_json
-from bot.jobs.repository_checks import StepName, named, names_for
+from bot.jobs.repository_checks import StepName, named, names_for, shard_counts
 from bot.jobs.selection import BENCHMARK, GPU_SMOKE
 from bot.local.git import GitError, run_git
 from bot.report.render import Report, render_markdown
@@ -232,9 +232,12 @@ def names_news(
             continue
         templates = checks_rules.get("names", DEFAULT_CHECK_NAMES)
         names: set[str] = set()
+        shards: dict[str, int] = {}
         for step in steps:
-            names |= names_for(StepName(str(step.step_key), step.name), map(str, templates))
-        if name is not None and named(name, names) is None:
+            step_name = StepName(str(step.step_key), step.name, step.parallelism)
+            names |= names_for(step_name, map(str, templates))
+            shards.update(shard_counts(step_name, map(str, templates)))
+        if name is not None and named(name, names, shards) is None:
             continue
         if step_key is not None and step_key not in {s.step_key for s in steps}:
             continue

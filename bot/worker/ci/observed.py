@@ -73,7 +73,11 @@ def observe_github_checks(
     """The selected smoke steps as the check runs of ``check_run_apps`` and the commit
     statuses of the head name them (``names``: the rules' templates); one line
     when GitHub refused or the lists were cut."""
-    steps = [StepName(w.step_key, w.name) for w in wanted if w.kind == GPU_SMOKE and w.step_key]
+    steps = [
+        StepName(w.step_key, w.name, w.parallelism)
+        for w in wanted
+        if w.kind == GPU_SMOKE and w.step_key
+    ]
     if not steps or not names:
         return {}, []
     try:
