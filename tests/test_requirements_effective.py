@@ -121,3 +121,20 @@ def test_a_range_merged_into_a_url_requirement_is_shown(tmp_path):
         "fast @ git+https://example.invalid/fast.git@0.2.2",
         "fast @ git+https://example.invalid/fast.git@0.2.2 (>=0.2.2)",
     )
+
+
+def test_the_same_versions_written_another_way_are_no_change(tmp_path):
+    # vLLM 0.23.0 -> 0.26.0: test/cuda.in dropped `pydantic>=2.12`, leaving common.txt's
+    # `pydantic >= 2.12.0`; the environment allows the same versions, so nothing changed.
+    env = marker_environment("x86_64", "3.12")
+    common = "pydantic >= 2.12.0\n"
+    base = {"common.txt": common, "test.in": "-r common.txt\npydantic>=2.12\n"}
+    head = {"common.txt": common, "test.in": "-r common.txt\n"}
+    before = effective_set(closure_of(tmp_path / "b", base, "test.in"), env)
+    after = effective_set(closure_of(tmp_path / "h", head, "test.in"), env)
+    assert before["pydantic"].specifier != after["pydantic"].specifier  # written differently
+    assert not diff_sets(before, after)
+    # A bound that does move is still a change.
+    raised = {"common.txt": "pydantic >= 2.13\n", "test.in": "-r common.txt\n"}
+    after = effective_set(closure_of(tmp_path / "r", raised, "test.in"), env)
+    assert [a.display() for _, a in diff_sets(before, after).changed] == ["pydantic>=2.13"]

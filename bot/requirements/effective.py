@@ -91,7 +91,9 @@ class EffectiveRequirement:
         return text
 
     def key(self) -> tuple[object, ...]:
-        return (self.extras, self.specifier, self.url, self.marker, self.editable)
+        # The specifier as the versions it allows: `>=2.12` and `>=2.12.0` are one
+        # requirement (PEP 440 pads releases with zeros), so rewriting it is no change.
+        return (self.extras, SpecifierSet(self.specifier), self.url, self.marker, self.editable)
 
 
 def effective_set(closure: Closure, env: dict[str, str]) -> dict[str, EffectiveRequirement]:
