@@ -246,3 +246,17 @@ steps:
     # The report stores it, and the worker reads it back from the stored finding.
     assert WantedJob.from_finding({"name": job.name, "parallelism": 4}).parallelism == 4
     assert WantedJob.from_finding({"name": job.name, "parallelism": True}).parallelism == 1
+
+
+def test_a_per_backend_job_cites_the_files_of_the_backends_it_measures() -> None:
+    # vLLM 0.23.0 -> 0.26.0: the sparse decode job said "mla/cutlass_mla.py changed (+15
+    # more); backends FLASHINFER_MLA_SPARSE, ..." though it measures nothing of that file.
+    dense = "vllm/v1/attention/backends/mla/cutlass_mla.py"
+    sparse = "vllm/v1/attention/backends/mla/flashmla_sparse.py"
+    utils = "vllm/v1/attention/backends/mla/sparse_utils.py"
+    (job,) = select_rule_jobs(
+        [dense, sparse, utils],
+        [MLA_DECODE],
+        touched_backends={dense: [], sparse: ["FLASHMLA_SPARSE"], utils: []},
+    )
+    assert job.reason == f"{sparse} changed; backends FLASHMLA_SPARSE"

@@ -186,6 +186,9 @@ def select_rule_jobs(
             )
             if not backends:
                 continue  # a benchmark restricted to no backend measures nothing new
+            # The reason names the files of the backends it measures: a sparse benchmark
+            # is not run because a dense backend's file changed.
+            hits = [path for path in hits if (touched_backends or {}).get(path)]
         reason = f"{hits[0]} changed" if hits else "always"
         if len(hits) > 1:
             reason += f" (+{len(hits) - 1} more)"
