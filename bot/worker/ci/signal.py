@@ -19,9 +19,7 @@ when that attempt ends. Once
 per job and head, whatever happens: the effect ``ci-retry:<engine>:<repo>#<pr>@<head>:<job>``
 is recorded before the call and finished after; a finished effect is never retried again; a
 step with two attempts or more is never retried (a crash after the call shows as the
-retried job's new attempt, which the record then follows). A pass is classified (flaky)
-only in the build prbot retried it in: a later build of the head that passes at once has no
-failure to explain. A benchmark job is classified
+retried job's new attempt, which the record then follows). A benchmark job is classified
 and never retried: it holds a GPU for up to its whole timeout, and /recheck re-runs it. The
 callers hold the build's lock.
 """
@@ -134,7 +132,7 @@ def _failed(db: sa.Engine, record: store.JobRecord) -> bool:
         and bool(record.step_key)
         and bool(record.build_id)
         and (record.signal or {}).get("job_url") != record.job_url
-        and (record.state in FAILED or (record.state == "passed" and _retried_in(db, record)))
+        and (record.state in FAILED or (record.state == "passed" and _retried(db, record)))
     )
 
 
@@ -222,7 +220,7 @@ def _follow_whole_rerun(
             continue
         key = _retry_key(record)
         state.begin_effect(db, key, record.key.head_sha)
-        state.finish_effect(db, key, f"{ref.id}:", record.key.head_sha)
+        state.finish_effect(db, key, None, record.key.head_sha)
         changed += store.reopen_for_retry(db, record, job_url=None)
     return changed
 
@@ -234,21 +232,9 @@ def _retry_key(record: store.JobRecord) -> str:
 
 
 def _retried(db: sa.Engine, record: store.JobRecord) -> bool:
-    """prbot retried this job once, in any build of its head (never again)."""
+    """prbot retried this job once (a pass after it is a flaky job's, and said so)."""
     effect = state.get_effect(db, _retry_key(record))
     return effect is not None and effect.state == "done"
-
-
-def _retried_in(db: sa.Engine, record: store.JobRecord) -> bool:
-    """prbot's one retry was in this record's build, so its pass is a flaky job's (and said
-    so). A later build of the head (a /recheck) that passes at once has nothing to explain.
-    The effect's external id is ``<build id>:<job id>``; one stored before the build was
-    kept in it (a bare job id, or none) is taken as this build's, as it was then."""
-    effect = state.get_effect(db, _retry_key(record))
-    if effect is None or effect.state != "done":
-        return False
-    build, colon, _ = (effect.external_id or "").partition(":")
-    return not colon or build == record.build_id
 
 
 def _may_retry(db: sa.Engine, record: store.JobRecord, found: Classified) -> bool:
@@ -278,6 +264,5 @@ def _retry_once(
         return {}
     for record, found in due:
         if found.job_id in retried:
-            external = f"{ref.id}:{found.job_id}"
-            state.finish_effect(db, _retry_key(record), external, record.key.head_sha)
+            state.finish_effect(db, _retry_key(record), found.job_id, record.key.head_sha)
     return retried
