@@ -233,3 +233,34 @@ def test_a_benchmark_without_readable_results_is_unknown_with_the_reason(engine,
     record = records(engine, 12)["bench-attention"]
     assert record.state == "failed" and record.signal["classification"] == "unknown"
     assert record.signal["reason"].startswith("passed, but no benchmark results could be read")
+
+
+def test_a_later_build_of_the_head_that_passes_at_once_is_not_classified(engine, buildkite):
+    # prbot's one retry made the first build's job flaky. A /recheck's new build of the same
+    # head that passes on its first try has no failure to explain: no classification at all
+    # (it read "unknown: the build shows no failed job for this step").
+    cache = HistoryCache()
+    number = dispatched(engine, buildkite, 11, ("healthy",))
+    finish(engine, buildkite, 11, number, {"healthy": "failed"}, cache)
+    finish(engine, buildkite, 11, number, {"healthy": "passed"}, cache)
+    assert records(engine, 11)["healthy"].signal["classification"] == "flaky"
+    head = f"{11:040x}"
+    spec = store.JobSpec(
+        store.JobKey(REPO, 11, head, "healthy"), head, "gpu_smoke", "buildkite", "b200", "healthy"
+    )
+    assert store.claim(engine, spec, attempt=2, dispatch_key="key-11-again")
+    ref = client(buildkite).create_build(
+        BuildRequest(REPO, 11, head, "feature", "main", "m", ("healthy",))
+    )
+    store.record_build(
+        engine,
+        "key-11-again",
+        engine_name="buildkite",
+        build_id=ref.id,
+        build_number=ref.number,
+        build_url=ref.web_url,
+    )
+    assert finish(engine, buildkite, 11, ref.number, {"healthy": "passed"}, cache) == 0
+    record = records(engine, 11)["healthy"]
+    assert record.state == "passed" and record.build_id == ref.id
+    assert not (record.signal or {}).get("classification")

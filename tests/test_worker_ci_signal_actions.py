@@ -236,3 +236,35 @@ def test_a_runs_jobs_past_the_first_page_are_read(actions) -> None:
     [result] = classify_build(head, past)
     assert (result.name, result.classification) == ("job-104", "broken_trunk")
     assert len(head["jobs"]) == 105 and listed.stopped is None
+
+
+def test_a_rechecks_new_run_that_passes_at_once_is_not_classified(engine, actions) -> None:
+    # The re-run made the first run's job flaky, and its record followed the re-run. A
+    # /recheck dispatches the head again (a new dispatch key): its run passes first time,
+    # with no failure to explain, so no classification at all.
+    cache = HistoryCache()
+    run_id = dispatched(engine, actions, 7, ("healthy",))
+    news(engine, actions, 7, run_id, {"healthy": "failure"}, cache)
+    news(engine, actions, 7, run_id, {"healthy": "success"}, cache)
+    assert signals(engine, 7)["healthy"]["classification"] == "flaky"
+    head = f"{7:040x}"
+    spec = store.JobSpec(
+        store.JobKey(REPO, 7, head, "healthy"), head, "gpu_smoke", "actions", "b200", "healthy"
+    )
+    assert store.claim(engine, spec, attempt=2, dispatch_key="key-7-again")
+    ref = engine_for(actions).create_build(
+        BuildRequest(REPO, 7, head, "feature", "main", "m", ("healthy",), meta_data={})
+    )
+    store.record_build(
+        engine,
+        "key-7-again",
+        engine_name="actions",
+        build_id=ref.id,
+        build_number=ref.number,
+        build_url=ref.web_url,
+    )
+    again = int(ref.id.rsplit(":", 1)[1])
+    assert news(engine, actions, 7, again, {"healthy": "success"}, cache) == 0
+    record = store.records_for_head(engine, REPO, 7, head)[0]
+    assert record.state == "passed" and record.build_id == ref.id
+    assert not (record.signal or {}).get("classification")

@@ -19,9 +19,12 @@ when that attempt ends. Once
 per job and head, whatever happens: the effect ``ci-retry:<engine>:<repo>#<pr>@<head>:<job>``
 is recorded before the call and finished after; a finished effect is never retried again; a
 step with two attempts or more is never retried (a crash after the call shows as the
-retried job's new attempt, which the record then follows). A benchmark job is classified
-and never retried: it holds a GPU for up to its whole timeout, and /recheck re-runs it. The
-callers hold the build's lock.
+retried job's new attempt, which the record then follows). A pass is classified (flaky)
+only in the dispatch prbot retried it in: the effect keeps the record's ``dispatch_key``,
+which neither engine changes when the record follows a retry or a re-run, and a /recheck's
+new build of the head is a new dispatch whose pass at once has no failure to explain. A
+benchmark job is classified and never retried: it holds a GPU for up to its whole timeout,
+and /recheck re-runs it. The callers hold the build's lock.
 """
 
 from __future__ import annotations
@@ -132,7 +135,7 @@ def _failed(db: sa.Engine, record: store.JobRecord) -> bool:
         and bool(record.step_key)
         and bool(record.build_id)
         and (record.signal or {}).get("job_url") != record.job_url
-        and (record.state in FAILED or (record.state == "passed" and _retried(db, record)))
+        and (record.state in FAILED or (record.state == "passed" and _retried_in(db, record)))
     )
 
 
@@ -220,7 +223,7 @@ def _follow_whole_rerun(
             continue
         key = _retry_key(record)
         state.begin_effect(db, key, record.key.head_sha)
-        state.finish_effect(db, key, None, record.key.head_sha)
+        state.finish_effect(db, key, _retry_external(record, ""), record.key.head_sha)
         changed += store.reopen_for_retry(db, record, job_url=None)
     return changed
 
@@ -232,9 +235,25 @@ def _retry_key(record: store.JobRecord) -> str:
 
 
 def _retried(db: sa.Engine, record: store.JobRecord) -> bool:
-    """prbot retried this job once (a pass after it is a flaky job's, and said so)."""
+    """prbot retried this job once, in any dispatch of its head (never again)."""
     effect = state.get_effect(db, _retry_key(record))
     return effect is not None and effect.state == "done"
+
+
+def _retry_external(record: store.JobRecord, job_id: str) -> str:
+    """The retry effect's external id: ``<dispatch key>:<job id>`` (job ids hold no colon)."""
+    return f"{record.dispatch_key or ''}:{job_id}"
+
+
+def _retried_in(db: sa.Engine, record: store.JobRecord) -> bool:
+    """prbot's one retry was in this record's dispatch, so its pass is a flaky job's (and
+    said so). An effect stored before the dispatch key was kept in it (a bare job id, or
+    none) is taken as this dispatch's, as it was then."""
+    effect = state.get_effect(db, _retry_key(record))
+    if effect is None or effect.state != "done":
+        return False
+    dispatch, colon, _ = (effect.external_id or "").rpartition(":")
+    return not colon or dispatch == (record.dispatch_key or "")
 
 
 def _may_retry(db: sa.Engine, record: store.JobRecord, found: Classified) -> bool:
@@ -264,5 +283,6 @@ def _retry_once(
         return {}
     for record, found in due:
         if found.job_id in retried:
-            state.finish_effect(db, _retry_key(record), found.job_id, record.key.head_sha)
+            external = _retry_external(record, found.job_id)
+            state.finish_effect(db, _retry_key(record), external, record.key.head_sha)
     return retried
