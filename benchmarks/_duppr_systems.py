@@ -26,14 +26,7 @@ from pathlib import Path
 from bot.duplicates.embeddings import ENV_SWITCH, Embedder, embedding_text, find_model_files, pack
 from bot.duplicates.features import PRFeatures, build_features
 from bot.duplicates.index import MemoryIndex
-from bot.duplicates.scoring import (
-    LIKELY_DUPLICATE,
-    ScoringConfig,
-    alert_lead,
-    alert_threshold,
-    same_goal,
-    shares_issue,
-)
+from bot.duplicates.scoring import LIKELY_DUPLICATE, ScoringConfig, alert_chance, may_alert
 from bot.duplicates.template import body_lines
 from bot.duplicates.text import clean_body
 
@@ -175,25 +168,21 @@ def run_prbot(prs: dict[int, dict], config: ScoringConfig, cache: EmbeddingCache
         outcome.rankings[number] = [c.number for c in result.candidates]
         flagged = [c.number for c in result.candidates if c.tier == LIKELY_DUPLICATE]
         outcome.alerts[number] = flagged[0] if flagged else None
-        # The model's score before the overlap cap, and whether the pair may be called a
-        # duplicate at all: what any text-only likely_duplicate threshold would flag. Only the
-        # best candidate can be, when it leads the next by the rules' lead. A top candidate
-        # sharing a specific issue is judged at its own bar (text_only_shared_issue_score): it
-        # counts at every point of the curve when it passes it, at none when not.
+        # The best candidate by the model's score before the overlap cap, and the runner-up:
+        # what the alert model judges (scoring.alert_chance). Only the best can be flagged at
+        # any threshold of text_only_alert_chance, and only when it may alert at all.
         best = sorted(
             ((c.raw_score, c.signals, c.number) for c in result.candidates),
             key=lambda s: (-s[0], -s[2]),
         )
         outcome.leaders[number] = best[:2]
-        lead = best[0][0] - best[1][0] if len(best) > 1 else (best[0][0] if best else 0.0)
-        scored = []
-        for i, (raw, signals, n) in enumerate(best):
-            ok = i == 0 and lead >= alert_lead(signals, config)
-            if ok and shares_issue(signals):
-                scored.append((1.0 if raw >= alert_threshold(signals, config) else 0.0, ok, n))
-            else:
-                scored.append((raw, ok and same_goal(signals), n))
-        outcome.scored[number] = scored
+        if best:
+            raw, signals, n = best[0]
+            rival, rival_signals = (best[1][0], best[1][1]) if len(best) > 1 else (0.0, {})
+            chance = alert_chance(signals, raw, rival, rival_signals.get("closeness", 0.0))
+            outcome.scored[number] = [(chance, may_alert(signals), n)]
+        else:
+            outcome.scored[number] = []
         index.add(features)
     return outcome
 

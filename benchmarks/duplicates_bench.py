@@ -250,10 +250,10 @@ def markdown(
         "`likely_duplicate` needs a score ≥ 0.6 and evidence about the goal (claimed issue, "
         "shared new identifier, similar added code, or similar wording backed by the same "
         "edits); touching the same code alone is `overlap`. A pair with wording only (no file "
-        "data on one side) has its own weights and threshold "
-        "(`text_only_likely_duplicate_score`, 0.15), and must lead the next candidate by 0.15 "
-        "(`text_only_lead`), or, when both name the same specific issue, score ≥ 0.5 "
-        "(`text_only_shared_issue_score`) with no lead; all were chosen on real duplicate PRs "
+        "data on one side) has its own weights, and is called a likely duplicate by a second "
+        "logistic model judging the top candidate against the runner-up (its lead, shared rare "
+        "wording, time apart, a shared issue), whose chance must reach "
+        "`text_only_alert_chance` (0.85); both were fitted on real duplicate PRs "
         "(DupPR, text only): see "
         "[duplicates_real](duplicates_real.md).",
         "",

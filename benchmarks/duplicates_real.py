@@ -44,13 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _duppr_curve import (  # noqa: E402
-    STRICT_FALSE,
-    Curve,
-    leave_one_repo_out,
-    rule_counts,
-    search_rule,
-)
+from _duppr_curve import Curve, leave_one_repo_out  # noqa: E402
 from _duppr_report import POOL_QUERIES, RULES_TEXT_ONLY, RULES_THRESHOLD, markdown  # noqa: E402
 from _duppr_systems import (  # noqa: E402
     EmbeddingCache,
@@ -311,7 +305,8 @@ NO_CLOCK = ScoringConfig(
     text_only_likely_duplicate=RULES_TEXT_ONLY,
     number_clock=False,
 )
-PRBOT_THRESHOLDS = tuple(round(0.10 + 0.05 * i, 2) for i in range(18))  # 0.10 .. 0.95
+# prbot's text-only alerts are on the alert model's chance (scoring.alert_chance).
+PRBOT_THRESHOLDS = tuple(round(0.5 + 0.025 * i, 3) for i in range(20))  # 0.5 .. 0.975
 VLLM_THRESHOLDS = tuple(round(0.45 + 0.05 * i, 2) for i in range(8))  # 0.45 .. 0.80
 POOL_SIZE = 2_000
 LARGE_POOL_SIZE = 50_000
@@ -332,7 +327,7 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
     out: dict[str, dict] = {}
     totals: dict[str, Figures] = {}
     curves: dict[str, dict[str, Curve]] = {}
-    rules: dict[str, dict[str, tuple]] = {}
+    leaders: dict[str, dict[str, tuple]] = {}  # system -> repository -> (leaders, truth)
     for name, repo in repos.items():
         truth = repo.earlier_duplicates()
         row: dict = {"prs": len(repo.prs)}
@@ -353,12 +348,7 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
             if thresholds:
                 curves.setdefault(system, {})[name] = Curve.of(outcome, truth, thresholds)
             if outcome.leaders and system != "prbot_no_clock":
-                positives = sum(1 for d in truth.values() if d)
-                rules.setdefault(system, {})[name] = (
-                    rule_counts(outcome.leaders, truth),
-                    positives,
-                    len(truth) - positives,
-                )
+                leaders.setdefault(system, {})[name] = (outcome.leaders, truth)
         out[name] = row
     overall: dict = {
         "prs": sum(len(r.prs) for r in repos.values()),
@@ -375,8 +365,7 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
             "best": combined.best(),
             "leave_one_repo_out": leave_one_repo_out(per_repo),
         }
-    overall["alert_rule"] = search_rule(rules) if rules else None
-    overall["alert_rule_strict"] = search_rule(rules, STRICT_FALSE) if rules else None
+    overall["alert_model"] = alert_model(leaders) if leaders else None
     everything = [pr for repo in repos.values() for pr in repo.prs.values()]
     pool = everything[:POOL_SIZE]
     if len(pool) >= POOL_QUERIES * 2:
@@ -403,6 +392,35 @@ def evaluate(repos: dict[str, Repo], data: Path, embeddings: bool) -> dict[str, 
         }
     out["overall"] = overall
     return out
+
+
+def alert_model(leaders: dict[str, dict[str, tuple]]) -> dict[str, object]:
+    """The text-only alert model refitted and judged by repository (benchmarks/_duppr_alert)."""
+    import _duppr_alert  # numpy: prbot[embeddings] or the dev group
+
+    def judged(system: str):
+        found = leaders.get(system)
+        if found is None:
+            return None
+        return {name: _duppr_alert.examples(top, truth) for name, (top, truth) in found.items()}
+
+    return _duppr_alert.evaluate(judged("prbot"), judged("prbot_embeddings"), RULES_TEXT_ONLY)
+
+
+def fit_alert(data: Path, selected: frozenset[str], embeddings: bool) -> dict[str, object]:
+    """Only what the alert model needs: prbot's rankings, with and without the extra."""
+    repos = load(data, selected)
+    cache = EmbeddingCache(data / "embeddings.cache") if embeddings else None
+    if cache is not None:
+        cache.ensure([prbot_text(pr) for r in repos.values() for pr in r.prs.values()])
+    leaders: dict[str, dict[str, tuple]] = {}
+    for name, repo in repos.items():
+        truth = repo.earlier_duplicates()
+        leaders.setdefault("prbot", {})[name] = (run_prbot(repo.prs, RANKING, None).leaders, truth)
+        if cache is not None:
+            outcome = run_prbot(repo.prs, RANKING, cache)
+            leaders.setdefault("prbot_embeddings", {})[name] = (outcome.leaders, truth)
+    return alert_model(leaders)
 
 
 def _counts(values: list[float]) -> dict[str, float]:
@@ -438,7 +456,10 @@ def main() -> None:
         action="store_true",
         help="skip vLLM's checker and prbot with embeddings (they need prbot[embeddings])",
     )
-    for p in (ext, run, tune):
+    fit = sub.add_parser("fit-alert", help="fit the text-only alert model; print its weights")
+    fit.add_argument("data", type=Path, help="the directory `extract` wrote")
+    fit.add_argument("--no-embeddings", action="store_true")
+    for p in (ext, run, tune, fit):
         p.add_argument(
             "--repos",
             nargs="+",
@@ -453,6 +474,9 @@ def main() -> None:
         print(f"{len(texts)} PRs, {len(pairs)} pairs -> {args.out}")
         return
     embeddings = embeddings_available() and not args.no_embeddings
+    if args.command == "fit-alert":
+        print(json.dumps(fit_alert(args.data, selected, embeddings), indent=2))
+        return
     if args.command == "tune":
         import _duppr_tune  # numpy: prbot[embeddings] or the dev group
 

@@ -13,8 +13,12 @@ from bot.duplicates.records import FileChange
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
     OVERLAP,
+    TEXT_ONLY_LIKELY_DUPLICATE,
+    TEXT_ONLY_OVERLAP_CAP,
     PreparedQuery,
     ScoringConfig,
+    alert_chance,
+    may_alert,
     same_goal,
 )
 
@@ -258,11 +262,13 @@ def test_short_generic_texts_are_not_called_duplicates() -> None:
     typos = [_pr(50 + i, f"Fix typo in the {t} guide") for i, t in enumerate(FILLER_TOPICS[:6])]
     index = _text_index(_pr(1, "Fix typo", "Fixes a typo."), *typos)
     assert _tier_of(index, _pr(200, "Fixed typo", "typo"), 1) == OVERLAP
+    # Opened next to each other: the text-only alert also weighs time apart (nearer than the
+    # runner-up counts for it), and here only the wording is under test.
     specific = _text_index(
-        _pr(1, "Keep autocomplete suggestions as objects in the suggestion cache", "Not strings.")
+        _pr(199, "Keep autocomplete suggestions as objects in the suggestion cache", "Not strings.")
     )
     query = _pr(200, "Autocomplete suggestion cache keeps objects", "Suggestions stay objects.")
-    assert _tier_of(specific, query, 1) == LIKELY_DUPLICATE
+    assert _tier_of(specific, query, 199) == LIKELY_DUPLICATE
 
 
 def test_distinct_tickets_keep_alike_titles_apart() -> None:
@@ -482,36 +488,59 @@ def test_the_closed_tier_is_bounded_and_recent() -> None:
     assert [c.number for c in index.query(soon, ScoringConfig()).closed] == [1]
 
 
-def test_a_text_only_candidate_naming_the_same_issue_needs_no_lead() -> None:
-    # Two earlier PRs fix the same issue as the query, in much the same words: neither leads
-    # the other by text_only_lead, so on wording alone neither would be called a duplicate.
-    index = MemoryIndex(
-        [
-            _pr(1, "Fix crash when the config file is empty", "Fixes #77. Guard the loader."),
-            _pr(2, "Fix crash when config file is empty", "Fixes #77. Guard the config loader."),
-            _pr(3, "Add a progress bar to the downloader", "Shows bytes fetched so far."),
-        ]
-    )
-    query = _pr(4, "Fix crash on an empty config file", "Fixes #77 by guarding the loader.")
-    result = index.query(query, ScoringConfig(min_score=0.05))
+def test_a_text_only_alert_weighs_the_lead_over_the_runner_up() -> None:
+    # Two earlier PRs in much the same words as the query: wording alike to two PRs is
+    # alike, not a copy of either, so neither is called a duplicate.
+    twins = [
+        _pr(1, "Fix crash when the config file is empty", "Guard the loader against it."),
+        _pr(2, "Fix crash when config file is empty", "Guard the config loader against it."),
+        _pr(3, "Add a progress bar to the downloader", "Shows bytes fetched so far."),
+    ]
+    query = _pr(4, "Fix crash on an empty config file", "Guarding the loader against it.")
+    result = MemoryIndex(twins).query(query, ScoringConfig(min_score=0.05))
     top, runner_up = result.candidates[:2]
     assert {top.number, runner_up.number} == {1, 2}
-    assert top.raw_score - runner_up.raw_score < ScoringConfig().text_only_lead
-    assert top.raw_score >= ScoringConfig().text_only_shared_issue
-    assert top.tier == LIKELY_DUPLICATE
-    # The rules' lead for such pairs is what lets it through: at the wording lead it is not.
-    strict = ScoringConfig(min_score=0.05, text_only_shared_issue_lead=0.1)
-    assert [c.tier for c in index.query(query, strict).candidates[:2]] == [OVERLAP, OVERLAP]
-    # Without the shared issue, the same wording stays below the alert.
-    plain = _pr(5, "Fix crash on an empty config file", "Guarding the loader.")
-    assert all(c.tier == OVERLAP for c in index.query(plain, strict).candidates)
+    assert top.tier == runner_up.tier == OVERLAP
+    assert top.signals["alert_chance"] < TEXT_ONLY_LIKELY_DUPLICATE
+    # With one of them gone the other stands clear of the rest, and is called one.
+    alone = MemoryIndex([twins[0], twins[2]]).query(query, ScoringConfig(min_score=0.05))
+    assert alone.candidates[0].number == 1 and alone.candidates[0].tier == LIKELY_DUPLICATE
+    assert alone.candidates[0].signals["alert_chance"] >= TEXT_ONLY_LIKELY_DUPLICATE
+    # The bar is the rules' choice: at a stricter one the same pair is an overlap, listed
+    # (its wording passes same_goal's bar, even at the report's floor) below any alert's score.
+    strict = ScoringConfig(text_only_likely_duplicate=0.999)
+    held = MemoryIndex([twins[0], twins[2]]).query(query, strict).candidates
+    assert [c.number for c in held] == [1]
+    assert held[0].tier == OVERLAP and held[0].score <= TEXT_ONLY_OVERLAP_CAP
 
 
-def test_the_rules_carry_the_text_only_alert_bars() -> None:
+def test_alert_chance_rises_with_the_lead_and_never_judges_vetoed_pairs() -> None:
+    alike = {"text": 0.6, "title": 0.5, "shared_words": 3.0, "closeness": 0.9}
+    chances = [alert_chance(alike, raw, 0.2, 0.9) for raw in (0.2, 0.3, 0.5, 0.8)]
+    assert chances == sorted(chances) and chances[0] < chances[-1]
+    # More shared wording, the same issue, nearer in time: never a lower chance.
+    base = alert_chance(alike, 0.5, 0.2, 0.9)
+    assert alert_chance(alike | {"shared_words": 6.0}, 0.5, 0.2, 0.9) > base
+    assert alert_chance(alike | {"shared_mention": 1.0}, 0.5, 0.2, 0.9) > base
+    assert alert_chance(alike, 0.5, 0.2, 0.5) > base
+    # A revert, two PRs each naming its own issue, or little shared wording and no shared
+    # issue: not judged at all, whatever the lead.
+    for vetoed in ({"revert_pair": 1.0}, {"distinct_references": 1.0}, {"text": 0.1}):
+        assert not may_alert(alike | vetoed)
+        assert alert_chance(alike | vetoed, 0.99, 0.0) == 0.0
+    assert may_alert({"text": 0.1, "claimed_issue": 1.0})  # the same issue is evidence
+
+
+def test_the_rules_carry_the_text_only_alert_threshold() -> None:
+    from pydantic import ValidationError
+
     from bot.duplicates.config import DuplicatesRules
 
-    config = DuplicatesRules(
-        text_only_lead=0.2, text_only_shared_issue_score=0.7, text_only_shared_issue_lead=0.05
-    ).scoring_config()
-    assert (config.text_only_lead, config.text_only_shared_issue) == (0.2, 0.7)
-    assert config.text_only_shared_issue_lead == 0.05
+    assert DuplicatesRules().scoring_config().text_only_likely_duplicate == 0.85
+    config = DuplicatesRules(text_only_alert_chance=0.6).scoring_config()
+    assert config.text_only_likely_duplicate == 0.6
+    # The bars of the rule the model replaced are refused, not silently ignored or read on
+    # the new scale (0.15 was a score; as a chance it would flag nearly every pair).
+    for old in ("text_only_lead", "text_only_likely_duplicate_score"):
+        with pytest.raises(ValidationError, match=old):
+            DuplicatesRules(**{old: 0.15})

@@ -157,6 +157,45 @@ def test_the_alert_curve_and_the_threshold_chosen_on_the_other_repositories() ->
     assert (loro["flagged"], loro["right"]) == (4, 3)
 
 
+def _leaders(strong: int, weak: int, negatives: int):
+    """Synthetic top-two candidates: duplicates that lead their runner-up by far (``strong``)
+    or barely (``weak``), and PRs without one whose top candidate barely leads."""
+    alike = {"text": 0.6, "title": 0.5, "shared_words": 3.0, "closeness": 0.9}
+    leaders, truth = {}, {}
+    for i in range(strong + weak + negatives):
+        query = 1000 + i
+        raw = 0.8 if i < strong else 0.3
+        leaders[query] = [(raw, dict(alike), i), (0.28, dict(alike), -1)]
+        truth[query] = {i} if i < strong + weak else set()
+    return leaders, truth
+
+
+def test_the_alert_model_is_fitted_monotone_and_judged_on_the_other_repositories() -> None:
+    _module()  # benchmarks/ on the path
+    import _duppr_alert as alert
+
+    found = alert.examples(*_leaders(strong=30, weak=10, negatives=20))
+    assert len(found.rows) == 60 and (found.positives, found.negatives) == (40, 20)
+    weights = alert.fit([found])
+    assert all(weights[name] >= 0 for name in weights if name != "intercept")
+    assert weights["lead"] > 0  # the lead is what tells these apart
+    strong, weak = alert.chances(found, weights)[0], alert.chances(found, weights)[-1]
+    assert strong > weak
+    flagged, right, false = alert.counts(found, weights, 0.5)
+    assert (flagged, right, false) == (30, 30, 0)  # the strong leads only
+    # A vetoed top candidate (a revert) is no example at all.
+    leaders, truth = _leaders(strong=1, weak=0, negatives=0)
+    leaders[1000][0][1]["revert_pair"] = 1.0
+    assert alert.examples(leaders, truth).rows == []
+    # Each repository is judged by the fit on the others: "b" has nothing to fit on, so "a",
+    # judged by b's flat model, flags nothing, though a's own fit flags its strong leads.
+    empty = alert.examples({}, {})
+    held = alert.held_out({"a": found, "b": empty}, {"a": [found], "b": [empty]}, 0.5)
+    assert held["fixed"]["flagged"] == 0 and held["fixed"]["flagged_share"] == 0.0
+    # ... and a threshold is chosen only where the other repositories can meet the targets.
+    assert held["thresholds"]["a"] is None and held["thresholds"]["b"] is not None
+
+
 def test_lines_that_are_not_records_are_skipped_and_counted(tmp_path, capsys) -> None:
     module = _module()
     data = tmp_path / "data"

@@ -8,9 +8,6 @@ from bot.core.sections import CheckRules
 from bot.duplicates.scoring import (
     DEFAULT_HOT_PATHS,
     TEXT_ONLY_LIKELY_DUPLICATE,
-    TEXT_ONLY_MARGIN,
-    TEXT_ONLY_SHARED_ISSUE,
-    TEXT_ONLY_SHARED_ISSUE_MARGIN,
     ScoringConfig,
 )
 
@@ -18,17 +15,13 @@ from bot.duplicates.scoring import (
 class DuplicatesRules(CheckRules):
     # A candidate at or above this score, with evidence about the goal, is a likely duplicate.
     likely_duplicate_score: float = Field(0.6, ge=0, le=1)
-    # The same for a pair without file data on one side (wording only): its score is on
-    # another scale. The default is chosen leave-one-repository-out on real duplicate PRs; the
-    # precision/recall curve to choose another is in docs/benchmarks/duplicates_real.md.
-    text_only_likely_duplicate_score: float = Field(TEXT_ONLY_LIKELY_DUPLICATE, ge=0, le=1)
-    # ... and only when it leads the next candidate by this much (wording alike to two PRs is
-    # alike, not a copy).
-    text_only_lead: float = Field(TEXT_ONLY_MARGIN, ge=0, le=1)
-    # A pair without file data that names the same specific issue is judged on this score and
-    # lead instead (the issue is the evidence; same curve).
-    text_only_shared_issue_score: float = Field(TEXT_ONLY_SHARED_ISSUE, ge=0, le=1)
-    text_only_shared_issue_lead: float = Field(TEXT_ONLY_SHARED_ISSUE_MARGIN, ge=0, le=1)
+    # For a pair without file data on one side (wording only), the bar on its alert chance:
+    # the top candidate judged against the runner-up (bot.duplicates.scoring.alert_chance).
+    # The default is chosen on real duplicate PRs; the precision/recall curve to choose
+    # another is in docs/benchmarks/duplicates_real.md. It was text_only_likely_duplicate_score,
+    # a bar on the pair's score (0.15): renamed with its meaning, so rules that set the old key
+    # are refused with its name rather than read as a chance.
+    text_only_alert_chance: float = Field(TEXT_ONLY_LIKELY_DUPLICATE, ge=0, le=1)
     # Candidates below this score are not listed unless their edits overlap.
     min_score: float = Field(0.3, ge=0, le=1)
     # How many candidates to list at most, and how many before the rest is folded.
@@ -44,10 +37,7 @@ class DuplicatesRules(CheckRules):
     def scoring_config(self) -> ScoringConfig:
         return ScoringConfig(
             likely_duplicate=self.likely_duplicate_score,
-            text_only_likely_duplicate=self.text_only_likely_duplicate_score,
-            text_only_lead=self.text_only_lead,
-            text_only_shared_issue=self.text_only_shared_issue_score,
-            text_only_shared_issue_lead=self.text_only_shared_issue_lead,
+            text_only_likely_duplicate=self.text_only_alert_chance,
             min_score=self.min_score,
             hot_paths=tuple(self.hot_paths),
             ignore_paths=tuple(self.ignore_paths),

@@ -23,11 +23,13 @@ from bot.duplicates.scoring import (
     Candidate,
     PreparedQuery,
     ScoringConfig,
-    alert_lead,
-    alert_threshold,
+    alert_chance,
     is_listed,
     is_text_only,
+    overlap_cap,
     reference_rarity,
+    same_goal,
+    shares_issue,
 )
 from bot.duplicates.template import LineStats
 
@@ -300,7 +302,8 @@ class MemoryIndex:
             return result  # bots' PRs (dependency bumps) are never audited
         prepared = PreparedQuery(features, self, config)
         scored: list[Candidate] = []
-        raws: list[tuple[float, int]] = []  # every candidate's raw score, listed or not
+        # Every candidate's (raw score, number, closeness), listed or not: the rivals.
+        raws: list[tuple[float, int, float]] = []
         for number in self.candidate_numbers(features, config):
             result.scored += 1
             other = self.docs[number]
@@ -315,14 +318,14 @@ class MemoryIndex:
                 same_author or number in features.stacked_on or features.number in other.stacked_on
             )
             if not stacked:
-                raws.append((candidate.raw_score, number))
+                raws.append((candidate.raw_score, number, candidate.signals.get("closeness", 0.0)))
             if not is_listed(candidate, config):
                 continue
             if stacked:
                 result.stacked.append(number)
                 continue
             scored.append(candidate)
-        _stand_clear(scored, raws, config)
+        scored = _stand_clear(scored, raws, config)
         scored.sort(key=lambda c: (-c.score, -c.raw_score, -c.number))
         result.candidates = scored[:top]
         result.stacked.sort()
@@ -345,21 +348,30 @@ class MemoryIndex:
 
 
 def _stand_clear(
-    scored: list[Candidate], raws: list[tuple[float, int]], config: ScoringConfig
-) -> None:
-    """A text-only likely duplicate must lead every other candidate by ``alert_lead`` (the
-    rules' text_only_lead; text_only_shared_issue_lead when both name the same issue): with
-    wording alone to go on, a PR about as alike to another is no sign this one is a copy."""
+    scored: list[Candidate], raws: list[tuple[float, int, float]], config: ScoringConfig
+) -> list[Candidate]:
+    """Judge each provisional text-only likely duplicate against its best rival (the highest
+    raw score among the other candidates): with wording alone to go on, a PR about as alike
+    to another is no sign this one is a copy. Below the rules' bar on the alert chance it is
+    an overlap, kept where an overlap would be listed or its wording passes same_goal's bar
+    (or it names the same issue): alike, worth a look, not called a copy."""
     top = heapq.nlargest(2, raws)
+    kept = []
     for candidate in scored:
-        if candidate.tier != LIKELY_DUPLICATE or not is_text_only(candidate.signals):
-            continue
-        rival = next((raw for raw, n in top if n != candidate.number), 0.0)
-        if candidate.raw_score - rival < alert_lead(candidate.signals, config):
-            candidate.tier = OVERLAP
-            candidate.score = min(
-                candidate.score, max(alert_threshold(candidate.signals, config) - 0.01, 0.0)
-            )
+        if candidate.tier == LIKELY_DUPLICATE and is_text_only(candidate.signals):
+            rival = next(((raw, near) for raw, n, near in top if n != candidate.number), (0, 0))
+            chance = alert_chance(candidate.signals, candidate.raw_score, *rival)
+            candidate.signals["alert_chance"] = chance
+            if chance < config.text_only_likely_duplicate:
+                candidate.tier = OVERLAP
+                candidate.score = min(candidate.score, overlap_cap(candidate.signals, config))
+                signals = candidate.signals
+                if not (
+                    is_listed(candidate, config) or same_goal(signals) or shares_issue(signals)
+                ):
+                    continue
+        kept.append(candidate)
+    return kept
 
 
 def _share_commits(a: PRFeatures, b: PRFeatures) -> bool:
