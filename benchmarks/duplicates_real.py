@@ -423,6 +423,50 @@ def fit_alert(data: Path, selected: frozenset[str], embeddings: bool) -> dict[st
     return alert_model(leaders)
 
 
+SAMPLE_RIGHT = 30
+BODY_CHARS = 600
+
+
+def sample_alerts(data: Path, selected: frozenset[str], out: Path, seed: int = 25) -> str:
+    """Every alert prbot (no extra, the rules' default) raises that the labels call wrong,
+    and SAMPLE_RIGHT it gets right, shuffled, for judging by hand blind to the labels:
+    OUT/alerts_blind.json (ids, titles, bodies cut to BODY_CHARS) and OUT/alerts_key.json
+    (id -> repository, query, candidate, label). Nothing of it belongs in the repository."""
+    import random
+
+    repos = load(data, selected)
+    rows = []
+    for name, repo in repos.items():
+        truth = repo.earlier_duplicates()
+        for query, candidate in run_prbot(repo.prs, RANKING, None).alerts.items():
+            if candidate is None:
+                continue
+            right = candidate in truth[query]
+            label = "right" if right else ("wrong_candidate" if truth[query] else "false_alert")
+            rows.append((name, query, candidate, label, repo.prs[query], repo.prs[candidate]))
+    rng = random.Random(seed)
+    right = [r for r in rows if r[3] == "right"]
+    sample = [r for r in rows if r[3] != "right"] + rng.sample(right, min(SAMPLE_RIGHT, len(right)))
+    rng.shuffle(sample)
+    blind, key = [], {}
+    for i, (name, query, candidate, label, q, c) in enumerate(sample, start=1):
+        blind.append(
+            {
+                "id": i,
+                "repo": name,
+                "query_title": q["title"],
+                "query_body": (q["body"] or "")[:BODY_CHARS],
+                "candidate_title": c["title"],
+                "candidate_body": (c["body"] or "")[:BODY_CHARS],
+            }
+        )
+        key[i] = [name, query, candidate, label]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "alerts_blind.json").write_text(json.dumps(blind, indent=1))
+    (out / "alerts_key.json").write_text(json.dumps(key, indent=1))
+    return f"{len(rows)} alerts, {len(sample)} sampled -> {out}"
+
+
 def _counts(values: list[float]) -> dict[str, float]:
     ordered = sorted(values) or [0.0]
     return {"median": statistics.median(ordered), "max": ordered[-1]}
@@ -459,7 +503,10 @@ def main() -> None:
     fit = sub.add_parser("fit-alert", help="fit the text-only alert model; print its weights")
     fit.add_argument("data", type=Path, help="the directory `extract` wrote")
     fit.add_argument("--no-embeddings", action="store_true")
-    for p in (ext, run, tune, fit):
+    sample = sub.add_parser("sample-alerts", help="alerts to judge by hand, blind to labels")
+    sample.add_argument("data", type=Path, help="the directory `extract` wrote")
+    sample.add_argument("--out", type=Path, required=True, help="a directory outside the repo")
+    for p in (ext, run, tune, fit, sample):
         p.add_argument(
             "--repos",
             nargs="+",
@@ -473,7 +520,10 @@ def main() -> None:
         write_data(args.out, texts, pairs)
         print(f"{len(texts)} PRs, {len(pairs)} pairs -> {args.out}")
         return
-    embeddings = embeddings_available() and not args.no_embeddings
+    embeddings = embeddings_available() and not getattr(args, "no_embeddings", False)
+    if args.command == "sample-alerts":
+        print(sample_alerts(args.data, selected, args.out))
+        return
     if args.command == "fit-alert":
         print(json.dumps(fit_alert(args.data, selected, embeddings), indent=2))
         return

@@ -113,6 +113,18 @@ def test_the_command_line_extracts_then_reports(make_repo, tmp_path) -> None:
     # The two Django pairs are found through their tickets, named two ways.
     assert result["django/django"]["prbot"]["recall"]["@1"] == 1.0
     assert set(result) == {"django/django", "rails/rails", "overall"}
+    # The alerts to judge by hand: the text without the labels, the labels apart.
+    judge = tmp_path / "judge"
+    done = subprocess.run(
+        [*run, "sample-alerts", str(data), "--out", str(judge)], check=True, capture_output=True
+    )
+    assert done.stdout.startswith(b"2 alerts, 2 sampled")
+    blind = json.loads((judge / "alerts_blind.json").read_text())
+    key = json.loads((judge / "alerts_key.json").read_text())
+    assert [str(item["id"]) for item in blind] == list(key)
+    assert all("label" not in item for item in blind)
+    assert {label for *_, label in key.values()} <= {"right", "wrong_candidate", "false_alert"}
+    assert {repo for repo, *_ in key.values()} <= {"django/django", "rails/rails"}
 
 
 def test_figures_count_alerts_right_and_false() -> None:
