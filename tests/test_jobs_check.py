@@ -460,3 +460,28 @@ def test_a_member_is_at_base_only_if_its_own_enum_had_it(make_repo):
     bench = found["MLA prefill benchmark"]
     assert bench["compare"] == "backends"
     assert bench["new_backends"] == ["FLASH_ATTN", "NEW_PREFILL"]
+
+
+def test_a_step_this_pr_moves_to_another_device_says_where_the_head_runs_it(make_repo) -> None:
+    # 0.23.0 -> 0.26.0 moved the AMD mirror of V1 attention from mi300_1 to mi325_1: the step
+    # is chosen at base (a PR cannot choose its jobs), but the head's build runs it on the
+    # head's device, and the line must say so.
+    repo = make_repo("vllm")
+    base = repo.commit(BASE, "base")
+    head = repo.commit(
+        {
+            ".buildkite/test_areas/attention.yaml": STEPS.replace("mi300_1", "mi325_1"),
+            "tests/v1/attention/test_attention_backends.py": "def test_it():\n    pass\n",
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    found = {f["step_key"]: f for f in section.findings}
+    mirror = found["v1-attention-h100-mi300-amd"]
+    assert mirror["hardware"] == "mi300_1" and mirror["head_hardware"] == "mi325_1"
+    assert mirror["reason"].endswith(
+        "; this PR moves the step to `mi325_1`, where the build of this head runs it"
+    )
+    # A step the PR leaves where it was says nothing of the kind.
+    assert "head_hardware" not in found["v1-attention-h100-mi300"]
+    assert "moves the step" not in found["v1-attention-h100-mi300"]["reason"]

@@ -59,13 +59,13 @@ def _missing_steps(findings: list[dict[str, Any]], keys: set[str] | None) -> lis
     return lines
 
 
-def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[str]]:
+def _read_steps(tree, rules: StepFileRules) -> tuple[list, list[str]]:  # noqa: ANN001
     prefixes = {glob.split("*", 1)[0].rsplit("/", 1)[0] for glob in rules.files}
     paths = sorted(
         {
             path
             for prefix in prefixes
-            for path in snapshot.base.list_paths(prefix)
+            for path in tree.list_paths(prefix)
             if any(path_matches(path, glob) for glob in rules.files)
         }
     )
@@ -73,9 +73,31 @@ def _read_steps(snapshot: Snapshot, rules: StepFileRules) -> tuple[list, list[st
     if len(paths) > MAX_STEP_FILES:
         problems.append(f"{len(paths)} step files; the first {MAX_STEP_FILES} were read")
         paths = paths[:MAX_STEP_FILES]
-    texts = [(path, snapshot.base.read_text(path) or "") for path in paths]
+    texts = [(path, tree.read_text(path) or "") for path in paths]
     steps, trouble = load_steps(texts)
     return steps, problems + trouble
+
+
+def _moved_devices(snapshot: Snapshot, rules: StepFileRules, findings: list) -> None:
+    """Smoke steps are chosen from the base's step files (a PR cannot choose its own jobs),
+    but the build of this head runs the head's pipeline: a selected step whose device this
+    PR changes says where it will run (0.23.0 -> 0.26.0 moved an AMD mirror from mi300_1 to
+    mi325_1, and the line named only the base's)."""
+    keys = {f["step_key"] for f in findings if f["kind"] == GPU_SMOKE and f.get("step_key")}
+    if not keys or not any(path_matches(f.path, g) for f in snapshot.files for g in rules.files):
+        return  # no step file changed: the head's steps are the base's
+    head_steps, _ = _read_steps(snapshot.head, rules)  # its problems are the head's, not ours
+    at_head = {step.key: step.device for step in head_steps if step.key in keys}
+    for finding in findings:
+        key = finding.get("step_key")
+        if key not in at_head or finding["kind"] != GPU_SMOKE:
+            continue
+        device = at_head[key]
+        if device and device != finding["hardware"]:
+            finding["head_hardware"] = device
+            finding["reason"] += (
+                f"; this PR moves the step to `{device}`, where the build of this head runs it"
+            )
 
 
 def _declared_hardware(
@@ -329,7 +351,7 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
     unmatched: list[str] = []
     pipeline_keys: set[str] | None = None  # the keys the repository's step files define
     if rules.steps is not None:
-        steps, trouble = _read_steps(snapshot, rules.steps)
+        steps, trouble = _read_steps(snapshot.base, rules.steps)
         pipeline_keys = {step.key for step in steps}
         problems += trouble
         unmatched = _no_candidate(steps, rules.steps.candidates)
@@ -414,6 +436,8 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
                             + ", so there is nothing to benchmark it against"
                         )
     problems += _missing_steps(findings, pipeline_keys)
+    if rules.steps is not None:
+        _moved_devices(snapshot, rules.steps, findings)
     smoke = sum(job.kind == GPU_SMOKE for job in selected)
     benchmarks = sum(job.kind == BENCHMARK for job in selected)
     counts = ", ".join(
