@@ -18,8 +18,9 @@ from _duppr_curve import TARGET_FALSE, TARGET_PRECISION
 from bot.duplicates.scoring import ALERT_FEATURES, alert_features, may_alert
 
 # No penalty: the signs held at zero or above are the regularisation, and about 2,000 examples
-# fit 9 weights. Held out (docs/benchmarks/duplicates_real.md's setting), L2 = 0.001 and 0.01
-# flagged 30.0% and 27.1% of the true duplicates at the default bar against 30.5% here.
+# fit 9 weights. Held out (docs/benchmarks/duplicates_real.md's setting, logit floor 0.01),
+# L2 = 0.001 and 0.01 flagged 30.0% and 27.1% of the true duplicates at the default bar,
+# against 30.5% with none.
 L2 = 0.0
 STEPS = 4_000
 # The thresholds a fold may choose from, lowest first (most flags).

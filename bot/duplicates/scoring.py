@@ -118,19 +118,20 @@ SEMANTIC_ALERT_WEIGHTS = {
 # Never judged at all: wording less alike than this with no shared issue (two PRs that only
 # happen to be nearest in time), a revert pair, or two PRs each naming a different issue.
 ALERT_MIN_TEXT = 0.25
-# Scores are kept at or above this before taking logits (and a lone candidate's rival is this):
+# Scores are kept within [LOGIT_FLOOR, 1 - LOGIT_FLOOR] before taking logits (and a lone
+# candidate's rival is LOGIT_FLOOR):
 # a text-only pair sharing next to nothing scores about 0.03-0.05, so a lead over a rival
 # below 0.1 says how much the query shares with anything (which ``words`` counts), not how
 # this candidate stands against the others. At 0.01 the reviewer's set
 # (benchmarks/duplicates_eval/review_cases.yaml) flagged sibling PRs ("Add enabled flag to the
-# KV events config" and "... to the OTLP tracing config") as copies; the floor was raised
-# after seeing that, so that set no longer judges this choice blind. DupPR held out: see
-# docs/benchmarks/duplicates_real.md.
+# KV events config" and "... to the OTLP tracing config") as copies both ways; at 0.1, one
+# way. The floor was raised after seeing that, so that set no longer judges this choice
+# blind. DupPR held out: see docs/benchmarks/duplicates_real.md.
 LOGIT_FLOOR = 0.1
 # checks.duplicates.text_only_alert_chance's default: an alert chance.
 TEXT_ONLY_LIKELY_DUPLICATE = 0.85
-# A text-only pair that is not a likely duplicate reads below any alert (its score is a
-# ranking score, not a chance).
+# The highest score a text-only pair that is not a likely duplicate shows. A text-only alert
+# keeps its raw score, which can be lower (its score is a ranking score, not a chance).
 TEXT_ONLY_OVERLAP_CAP = 0.14
 # Two hunks this many lines apart still collide in a merge (and usually in review).
 HUNK_SLACK = 3
