@@ -64,3 +64,44 @@ def test_worker_threads_stop_when_told(handler_context):
     for thread in threads:
         thread.join(timeout=10)
     assert not any(t.is_alive() for t in threads)
+
+
+@on_job("test-worker-learns-head")
+def _learns_head(ctx, payload):
+    from bot.runtime.logs import learn_fields
+
+    learn_fields(head="c0ffee", pr=None)  # as a pipeline queued without its head does
+
+
+def test_the_done_line_names_what_the_job_learned_while_it_ran(handler_context):
+    import io
+    import json
+    import logging
+
+    from bot.runtime.logs import JsonFormatter, Redactor
+
+    worker = _worker(handler_context)
+    job_id = worker.queue.enqueue("test-worker-learns-head", {"repo": "acme/w", "number": 4})
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(Redactor())
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("bot.worker.loop")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        assert worker.run_once() is True
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    [done] = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert done["message"].startswith(f"job {job_id} (test-worker-learns-head) done")
+    # Fields of the payload, and the head the handler learned (serve's flaky log test: the
+    # last pipeline line of a run queued by a sweep had no head).
+    assert (done["repo"], done["pr"], done["head"], done["job_id"]) == (
+        "acme/w",
+        4,
+        "c0ffee",
+        job_id,
+    )

@@ -44,15 +44,26 @@ CREDENTIALS = re.compile(
 
 
 @contextmanager
-def log_fields(**fields: Any) -> Iterator[None]:
-    """Attach ``fields`` (None values dropped) to every record logged inside the block."""
+def log_fields(**fields: Any) -> Iterator[dict[str, Any]]:
+    """Attach ``fields`` (None values dropped) to every record logged inside the block.
+
+    Yields the block's fields; :func:`learn_fields` adds to them, so a line logged with them
+    after the block (a job's "done") names what the work learned while it ran."""
     current = dict(_context.get() or {})
     current.update({k: v for k, v in fields.items() if v is not None})
     token = _context.set(current)
     try:
-        yield
+        yield current
     finally:
         _context.reset(token)
+
+
+def learn_fields(**fields: Any) -> None:
+    """Add ``fields`` (None values dropped) to the innermost block's, from here to its end:
+    a pipeline queued without its head (a /recheck, a re-run) learns it from GitHub."""
+    current = _context.get()
+    if current is not None:
+        current.update({k: v for k, v in fields.items() if v is not None})
 
 
 def job_fields(job_id: int, kind: str, payload: Any) -> dict[str, Any]:

@@ -98,7 +98,8 @@ class Worker:
         beat.start()
         fields = job_fields(job.id, job.kind, job.payload)
         try:
-            with log_fields(**fields):
+            with log_fields(**fields) as learned:
+                fields = learned  # the same dict: what the job learns (its head) is added
                 self.handle(job)
         except Exception as exc:  # noqa: BLE001 - recorded on the job, retried with backoff
             stop_heartbeat.set()

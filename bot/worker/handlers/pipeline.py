@@ -25,7 +25,7 @@ from bot.github.pulls import parse_time, pull_summary
 from bot.local.mirror import RepoMirror, StaleHead
 from bot.report.render import Report, render_markdown
 from bot.report.runner import LoadedRules, build_report, decide_trust, rules_from_tree
-from bot.runtime.logs import log_fields
+from bot.runtime.logs import learn_fields, log_fields
 from bot.runtime.settings import UV_CACHE_DIR_NAME
 from bot.store import state
 from bot.store.open_prs import DatabaseIndex, record_diff
@@ -67,9 +67,10 @@ class Pipeline:
             state.observe_head(
                 self.engine, repo, number, pull["head_sha"], parse_time(pull.get("updated_at"))
             )
-        # A run queued without the head (a /recheck, a repair sweep) learns it here: from now
-        # on its log lines name it, like those of a run queued by an event.
-        with log_fields(head=pull["head_sha"]):
+        # A run queued without the head (a /recheck, a re-run) learns it here: from now on its
+        # log lines name it, like those of a run queued by an event, the worker's "done" too.
+        learn_fields(head=pull["head_sha"])
+        with log_fields(head=pull["head_sha"]):  # where no job's block is open (a direct call)
             self._run_head(job, client, pull)
 
     def _run_head(
