@@ -480,8 +480,31 @@ def test_a_step_this_pr_moves_to_another_device_says_where_the_head_runs_it(make
     mirror = found["v1-attention-h100-mi300-amd"]
     assert mirror["hardware"] == "mi300_1" and mirror["head_hardware"] == "mi325_1"
     assert mirror["reason"].endswith(
-        "; this PR moves the step to `mi325_1`, where the build of this head runs it"
+        "; this PR moves the step to mi325_1, where the build of this head runs it"
     )
+    # The summary names the device the head's build runs it on, not the base's.
+    assert section.summary == "3 smoke tests selected on h100, mi325_1, b200-k8s"
     # A step the PR leaves where it was says nothing of the kind.
     assert "head_hardware" not in found["v1-attention-h100-mi300"]
     assert "moves the step" not in found["v1-attention-h100-mi300"]["reason"]
+
+
+def test_a_step_file_over_the_size_bound_at_head_is_a_problem_line_not_an_error(
+    make_repo,
+) -> None:
+    # A PR that adds an 8 MB step file beside a moved step: that file is not read (one line),
+    # and the jobs section is still the jobs, not an error.
+    repo = make_repo("vllm")
+    base = repo.commit(BASE, "base")
+    head = repo.commit(
+        {
+            ".buildkite/test_areas/attention.yaml": STEPS.replace("mi300_1", "mi325_1"),
+            ".buildkite/test_areas/huge.yaml": "# pad\n" * 1_500_000,
+            "tests/v1/attention/test_attention_backends.py": "def test_it():\n    pass\n",
+        }
+    )
+    snapshot = snapshot_from_checkout(repo.path, base, head, trusted=True)
+    section = run_check(jobs_check.CHECK, snapshot, rules.load_builtin("vllm"), None)
+    assert section.status.value != "error", section.summary
+    found = {f["step_key"]: f for f in section.findings}
+    assert found["v1-attention-h100-mi300-amd"]["head_hardware"] == "mi325_1"

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.checks.base import Check, CheckContext, Section, Status
 from bot.core.globs import path_matches
+from bot.core.limits import InputRejected
 from bot.core.snapshot import Snapshot
 from bot.jobs.backends import backends_by_file, registered_backends
 from bot.jobs.buildkite_steps import load_steps
@@ -27,6 +28,7 @@ from bot.jobs.selection import (
     GPU_SMOKE,
     SelectedJob,
     hardware_target,
+    job_device,
     select_rule_jobs,
     select_steps,
 )
@@ -73,7 +75,12 @@ def _read_steps(tree, rules: StepFileRules) -> tuple[list, list[str]]:  # noqa: 
     if len(paths) > MAX_STEP_FILES:
         problems.append(f"{len(paths)} step files; the first {MAX_STEP_FILES} were read")
         paths = paths[:MAX_STEP_FILES]
-    texts = [(path, tree.read_text(path) or "") for path in paths]
+    texts = []
+    for path in paths:
+        try:
+            texts.append((path, tree.read_text(path) or ""))
+        except InputRejected as exc:  # over the size bound: that file is not read, the rest is
+            problems.append(str(exc))
     steps, trouble = load_steps(texts)
     return steps, problems + trouble
 
@@ -95,8 +102,9 @@ def _moved_devices(snapshot: Snapshot, rules: StepFileRules, findings: list) -> 
         device = at_head[key]
         if device and device != finding["hardware"]:
             finding["head_hardware"] = device
+            # Plain text: reasons are escaped where they are shown, backticks and all.
             finding["reason"] += (
-                f"; this PR moves the step to `{device}`, where the build of this head runs it"
+                f"; this PR moves the step to {device}, where the build of this head runs it"
             )
 
 
@@ -448,7 +456,7 @@ def run(snapshot: Snapshot, rules: JobsRules, context: CheckContext) -> Section:
         )
         if part
     )
-    machines = ", ".join(dict.fromkeys(job.hardware for job in selected))
+    machines = ", ".join(dict.fromkeys(job_device(f) for f in findings))
     if status == AWAITING_APPROVAL:
         summary = f"{counts} on {machines}, awaiting a maintainer's approval of this head"
         section_status = Status.WARN

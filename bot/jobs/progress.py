@@ -29,7 +29,7 @@ from bot.jobs.compare import (
 from bot.jobs.config import DEFAULT_FAIL_ON
 from bot.jobs.paired_runs import judge
 from bot.jobs.records import ACTIVE, JobRecord
-from bot.jobs.selection import BENCHMARK
+from bot.jobs.selection import BENCHMARK, job_device
 
 # A chart of more configurations than this is unreadable; the table has them all.
 MAX_CHART_BARS = 24
@@ -285,7 +285,7 @@ def summarize(
             f"{classified.count(c)} {c.replace('_', ' ')}" for c in SIGNAL_ORDER if c in classified
         ]
         parts.append("failures: " + ", ".join(named))
-    machines = ", ".join(dict.fromkeys(str(f.get("hardware")) for f in findings))
+    machines = ", ".join(dict.fromkeys(job_device(f) for f in findings))
     summary = f"GPU jobs on {machines}: " + ", ".join(parts)
     if any(blocking(f, fail_on) for f in findings):
         return Status.FAIL, summary

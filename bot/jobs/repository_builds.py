@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.core.sections import Section, Status
 from bot.jobs.progress import safe_url
+from bot.jobs.selection import job_device
 
 # Buildkite job states of a step that ran, runs or will run without anyone's action: a second
 # build of it would double-book its machine.
@@ -147,7 +148,7 @@ def annotate(
         for state in states:
             counts[state] = counts.get(state, 0) + 1
         said = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(counts.items()))
-        machines = ", ".join(dict.fromkeys(str(f.get("hardware")) for f in findings))
+        machines = ", ".join(dict.fromkeys(job_device(f) for f in findings))
         summary = f"{len(findings)} GPU job{'s' if len(findings) != 1 else ''} on {machines}"
         if states:
             summary += f"; the repository's own builds of this head: {said}"

@@ -66,6 +66,12 @@ class HardwareTarget:
     declared: Mapping[str, str] = field(default_factory=dict)  # path -> "X runs only on ..."
 
 
+def job_device(finding: Mapping[str, object]) -> str:
+    """The device a job finding runs on: a smoke step this PR moves runs where the head's
+    build puts it (``head_hardware``), every other job on the one it was chosen for."""
+    return str(finding.get("head_hardware") or finding.get("hardware") or "")
+
+
 def hardware_target(
     paths: Sequence[str],
     declared: Mapping[str, tuple[frozenset[str], str] | None],
