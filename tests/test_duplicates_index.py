@@ -514,6 +514,44 @@ def test_a_text_only_alert_weighs_the_lead_over_the_runner_up() -> None:
     assert held[0].tier == OVERLAP and held[0].score <= TEXT_ONLY_OVERLAP_CAP
 
 
+def test_only_the_top_candidate_can_be_a_text_only_alert_and_its_score_reads_as_one() -> None:
+    twins = [
+        _pr(1, "Fix crash when the config file is empty", "Guard the loader against it."),
+        _pr(2, "Fix crash when config file is empty", "Guard the config loader against it."),
+    ]
+    query = _pr(4, "Fix crash on an empty config file", "Guarding the loader against it.")
+    # At a bar every pair passes, the runner-up is still no alert: the model judges the top
+    # against the runner-up, and a candidate a rival outscores is not the one copied.
+    anything = ScoringConfig(text_only_likely_duplicate=0.0, min_score=0.0)
+    top, runner_up = MemoryIndex(twins).query(query, anything).candidates
+    assert top.raw_score >= runner_up.raw_score
+    assert (top.tier, runner_up.tier) == (LIKELY_DUPLICATE, OVERLAP)
+    # A weakly alike alert (allowed by that bar) still scores above every overlap's cap.
+    weak = [_pr(1, "Fix crash when the config file is empty", "Guard the loader against it.")]
+    query = _pr(6, "Read the config file once at start", "Loader speed.")
+    [alert] = MemoryIndex(weak).query(query, anything).candidates
+    assert alert.tier == LIKELY_DUPLICATE and alert.raw_score < TEXT_ONLY_OVERLAP_CAP
+    assert alert.score > TEXT_ONLY_OVERLAP_CAP
+
+
+def test_a_same_author_pr_is_stacked_only_where_it_would_be_listed_as_a_rival() -> None:
+    # The same author's PRs: one on the same goal as the query, one only alike in a few words
+    # ("config file"). Wording alone over the alert model's floor (0.25) made the second a
+    # provisional likely duplicate, and so "stacked"; judged like a rival it is not listed.
+    index = MemoryIndex(
+        [
+            _pr(1, "Fix crash when the config file is empty", "Guard the loader.", author="kv"),
+            _pr(5, "Config loader: read the file lazily", "Speeds up start.", author="kv"),
+            _pr(3, "Add a progress bar to the downloader", "Shows bytes fetched so far."),
+        ]
+    )
+    query = _pr(6, "Read the config file once at start", "Loader speed.", author="kv")
+    prepared = PreparedQuery(query, index, ScoringConfig())
+    alike = prepared.score(index.docs[1])
+    assert alike.signals["text"] >= 0.25 and not same_goal(alike.signals)
+    assert index.query(query, ScoringConfig()).stacked == [5]
+
+
 def test_alert_chance_rises_with_the_lead_and_never_judges_vetoed_pairs() -> None:
     alike = {"text": 0.6, "title": 0.5, "shared_words": 3.0, "closeness": 0.9}
     chances = [alert_chance(alike, raw, 0.2, 0.9) for raw in (0.2, 0.3, 0.5, 0.8)]

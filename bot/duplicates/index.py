@@ -20,6 +20,7 @@ from bot.duplicates.features import PRFeatures, is_bot
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
     OVERLAP,
+    TEXT_ONLY_OVERLAP_CAP,
     Candidate,
     PreparedQuery,
     ScoringConfig,
@@ -302,6 +303,7 @@ class MemoryIndex:
             return result  # bots' PRs (dependency bumps) are never audited
         prepared = PreparedQuery(features, self, config)
         scored: list[Candidate] = []
+        stacked_found: list[Candidate] = []
         # Every candidate's (raw score, number, closeness), listed or not: the rivals.
         raws: list[tuple[float, int, float]] = []
         for number in self.candidate_numbers(features, config):
@@ -321,11 +323,11 @@ class MemoryIndex:
                 raws.append((candidate.raw_score, number, candidate.signals.get("closeness", 0.0)))
             if not is_listed(candidate, config):
                 continue
-            if stacked:
-                result.stacked.append(number)
-                continue
-            scored.append(candidate)
+            (stacked_found if stacked else scored).append(candidate)
         scored = _stand_clear(scored, raws, config)
+        # A same-author PR is listed as stacked only where it would be listed as a rival: its
+        # wording alone is judged like theirs (alike wording is no stack).
+        result.stacked = [c.number for c in _stand_clear(stacked_found, raws, config)]
         scored.sort(key=lambda c: (-c.score, -c.raw_score, -c.number))
         result.candidates = scored[:top]
         result.stacked.sort()
@@ -352,9 +354,12 @@ def _stand_clear(
 ) -> list[Candidate]:
     """Judge each provisional text-only likely duplicate against its best rival (the highest
     raw score among the other candidates): with wording alone to go on, a PR about as alike
-    to another is no sign this one is a copy. Below the rules' bar on the alert chance it is
-    an overlap, kept where an overlap would be listed or its wording passes same_goal's bar
-    (or it names the same issue): alike, worth a look, not called a copy."""
+    to another is no sign this one is a copy. Only the top candidate is judged (the model was
+    fitted on the top against the runner-up); one that a rival outscores is not an alert.
+    Below the rules' bar it is an overlap, kept where an overlap would be listed or its
+    wording passes same_goal's bar (or it names the same issue): alike, worth a look, not
+    called a copy. An alert's score is at least above every overlap's cap, so that consumers
+    that sort or threshold on the score read it as what it is."""
     top = heapq.nlargest(2, raws)
     kept = []
     for candidate in scored:
@@ -362,7 +367,10 @@ def _stand_clear(
             rival = next(((raw, near) for raw, n, near in top if n != candidate.number), (0, 0))
             chance = alert_chance(candidate.signals, candidate.raw_score, *rival)
             candidate.signals["alert_chance"] = chance
-            if chance < config.text_only_likely_duplicate:
+            # NaN reads as below the bar (a comparison with NaN is False).
+            if candidate.raw_score >= rival[0] and chance >= config.text_only_likely_duplicate:
+                candidate.score = max(candidate.score, TEXT_ONLY_OVERLAP_CAP + 0.01)
+            else:
                 candidate.tier = OVERLAP
                 candidate.score = min(candidate.score, overlap_cap(candidate.signals, config))
                 signals = candidate.signals
