@@ -122,7 +122,11 @@ def test_the_command_line_extracts_then_reports(make_repo, tmp_path) -> None:
     blind = json.loads((judge / "alerts_blind.json").read_text())
     key = json.loads((judge / "alerts_key.json").read_text())
     assert [str(item["id"]) for item in blind] == list(key)
-    assert all("label" not in item for item in blind)
+    # Only the texts: no label, and no PR numbers (the key's) to look a label up by.
+    fields = {"id", "repo", "query_title", "query_body", "candidate_title", "candidate_body"}
+    assert all(set(item) == fields for item in blind)
+    text = (judge / "alerts_blind.json").read_text()
+    assert not any(label in text for label in ('"right"', "wrong_candidate", "false_alert"))
     assert {label for *_, label in key.values()} <= {"right", "wrong_candidate", "false_alert"}
     assert {repo for repo, *_ in key.values()} <= {"django/django", "rails/rails"}
 

@@ -264,3 +264,24 @@ def test_a_later_build_of_the_head_that_passes_at_once_is_not_classified(engine,
     record = records(engine, 11)["healthy"]
     assert record.state == "passed" and record.build_id == ref.id
     assert not (record.signal or {}).get("classification")
+
+
+def test_a_pass_is_a_retried_jobs_only_in_the_dispatch_prbot_retried_in(engine, buildkite):
+    from bot.worker.ci.signal import _retried_in, _retry_key
+
+    dispatched(engine, buildkite, 12, ("healthy",))
+    record = records(engine, 12)["healthy"]
+    assert not _retried_in(engine, record)  # no retry at all
+    key = _retry_key(record)
+    state.begin_effect(engine, key, record.key.head_sha)
+    assert not _retried_in(engine, record)  # begun, never finished: no retry happened
+    # Another dispatch's retry (a /recheck's, whose key differs): not this record's.
+    state.finish_effect(engine, key, "key-other:0190-job", record.key.head_sha)
+    assert not _retried_in(engine, record)
+    # An Actions build id holds a colon; the job id never does, so the key is what is left.
+    state.finish_effect(engine, key, f"{record.dispatch_key}:0190-job", record.key.head_sha)
+    assert record.dispatch_key == "key-12" and _retried_in(engine, record)
+    # An effect written before the dispatch key was kept in it (a bare job id) is taken as
+    # this dispatch's, as it was read then.
+    state.finish_effect(engine, key, "0190-job", record.key.head_sha)
+    assert _retried_in(engine, record)
