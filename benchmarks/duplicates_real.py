@@ -296,13 +296,13 @@ class Figures:
 # candidates below 0.05; TF-IDF ranks every earlier PR); likely_duplicate at the rules'
 # default threshold.
 RANKING = ScoringConfig(
-    min_score=0.0, likely_duplicate=RULES_THRESHOLD, text_only_likely_duplicate=RULES_TEXT_ONLY
+    min_score=0.0, likely_duplicate=RULES_THRESHOLD, text_only_alert_chance=RULES_TEXT_ONLY
 )
 # The same without PR numbers as a clock: how much of the figures that signal carries.
 NO_CLOCK = ScoringConfig(
     min_score=0.0,
     likely_duplicate=RULES_THRESHOLD,
-    text_only_likely_duplicate=RULES_TEXT_ONLY,
+    text_only_alert_chance=RULES_TEXT_ONLY,
     number_clock=False,
 )
 # prbot's text-only alerts are on the alert model's chance (scoring.alert_chance).

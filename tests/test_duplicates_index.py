@@ -13,7 +13,7 @@ from bot.duplicates.records import FileChange
 from bot.duplicates.scoring import (
     LIKELY_DUPLICATE,
     OVERLAP,
-    TEXT_ONLY_LIKELY_DUPLICATE,
+    TEXT_ONLY_ALERT_CHANCE,
     TEXT_ONLY_OVERLAP_CAP,
     PreparedQuery,
     ScoringConfig,
@@ -501,14 +501,14 @@ def test_a_text_only_alert_weighs_the_lead_over_the_runner_up() -> None:
     top, runner_up = result.candidates[:2]
     assert {top.number, runner_up.number} == {1, 2}
     assert top.tier == runner_up.tier == OVERLAP
-    assert top.signals["alert_chance"] < TEXT_ONLY_LIKELY_DUPLICATE
+    assert top.signals["alert_chance"] < TEXT_ONLY_ALERT_CHANCE
     # With one of them gone the other stands clear of the rest, and is called one.
     alone = MemoryIndex([twins[0], twins[2]]).query(query, ScoringConfig(min_score=0.05))
     assert alone.candidates[0].number == 1 and alone.candidates[0].tier == LIKELY_DUPLICATE
-    assert alone.candidates[0].signals["alert_chance"] >= TEXT_ONLY_LIKELY_DUPLICATE
+    assert alone.candidates[0].signals["alert_chance"] >= TEXT_ONLY_ALERT_CHANCE
     # The bar is the rules' choice: at a stricter one the same pair is an overlap, listed
     # (its wording passes same_goal's bar, even at the report's floor) below any alert's score.
-    strict = ScoringConfig(text_only_likely_duplicate=0.999)
+    strict = ScoringConfig(text_only_alert_chance=0.999)
     held = MemoryIndex([twins[0], twins[2]]).query(query, strict).candidates
     assert [c.number for c in held] == [1]
     assert held[0].tier == OVERLAP and held[0].score <= TEXT_ONLY_OVERLAP_CAP
@@ -522,7 +522,7 @@ def test_only_the_top_candidate_can_be_a_text_only_alert_and_its_score_reads_as_
     query = _pr(4, "Fix crash on an empty config file", "Guarding the loader against it.")
     # At a bar every pair passes, the runner-up is still no alert: the model judges the top
     # against the runner-up, and a candidate a rival outscores is not the one copied.
-    anything = ScoringConfig(text_only_likely_duplicate=0.0, min_score=0.0)
+    anything = ScoringConfig(text_only_alert_chance=0.0, min_score=0.0)
     top, runner_up = MemoryIndex(twins).query(query, anything).candidates
     assert top.raw_score >= runner_up.raw_score
     assert (top.tier, runner_up.tier) == (LIKELY_DUPLICATE, OVERLAP)
@@ -574,9 +574,9 @@ def test_the_rules_carry_the_text_only_alert_threshold() -> None:
 
     from bot.duplicates.config import DuplicatesRules
 
-    assert DuplicatesRules().scoring_config().text_only_likely_duplicate == 0.85
+    assert DuplicatesRules().scoring_config().text_only_alert_chance == 0.85
     config = DuplicatesRules(text_only_alert_chance=0.6).scoring_config()
-    assert config.text_only_likely_duplicate == 0.6
+    assert config.text_only_alert_chance == 0.6
     # The bars of the rule the model replaced are refused, not silently ignored or read on
     # the new scale (0.15 was a score; as a chance it would flag nearly every pair).
     for old in ("text_only_lead", "text_only_likely_duplicate_score"):

@@ -7,7 +7,7 @@ from pydantic import Field
 from bot.core.sections import CheckRules
 from bot.duplicates.scoring import (
     DEFAULT_HOT_PATHS,
-    TEXT_ONLY_LIKELY_DUPLICATE,
+    TEXT_ONLY_ALERT_CHANCE,
     ScoringConfig,
 )
 
@@ -21,7 +21,7 @@ class DuplicatesRules(CheckRules):
     # another is in docs/benchmarks/duplicates_real.md. It was text_only_likely_duplicate_score,
     # a bar on the pair's score (0.15): renamed with its meaning, so rules that set the old key
     # are refused with its name rather than read as a chance.
-    text_only_alert_chance: float = Field(TEXT_ONLY_LIKELY_DUPLICATE, ge=0, le=1)
+    text_only_alert_chance: float = Field(TEXT_ONLY_ALERT_CHANCE, ge=0, le=1)
     # Candidates below this score are not listed unless their edits overlap.
     min_score: float = Field(0.3, ge=0, le=1)
     # How many candidates to list at most, and how many before the rest is folded.
@@ -37,7 +37,7 @@ class DuplicatesRules(CheckRules):
     def scoring_config(self) -> ScoringConfig:
         return ScoringConfig(
             likely_duplicate=self.likely_duplicate_score,
-            text_only_likely_duplicate=self.text_only_alert_chance,
+            text_only_alert_chance=self.text_only_alert_chance,
             min_score=self.min_score,
             hot_paths=tuple(self.hot_paths),
             ignore_paths=tuple(self.ignore_paths),

@@ -368,7 +368,7 @@ def _stand_clear(
             chance = alert_chance(candidate.signals, candidate.raw_score, *rival)
             candidate.signals["alert_chance"] = chance
             # NaN reads as below the bar (a comparison with NaN is False).
-            if candidate.raw_score >= rival[0] and chance >= config.text_only_likely_duplicate:
+            if candidate.raw_score >= rival[0] and chance >= config.text_only_alert_chance:
                 candidate.score = max(candidate.score, TEXT_ONLY_OVERLAP_CAP + 0.01)
             else:
                 candidate.tier = OVERLAP

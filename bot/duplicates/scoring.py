@@ -129,9 +129,9 @@ ALERT_MIN_TEXT = 0.25
 # blind. DupPR held out: see docs/benchmarks/duplicates_real.md.
 LOGIT_FLOOR = 0.1
 # checks.duplicates.text_only_alert_chance's default: an alert chance.
-TEXT_ONLY_LIKELY_DUPLICATE = 0.85
+TEXT_ONLY_ALERT_CHANCE = 0.85
 # The highest score a text-only pair that is not a likely duplicate shows. A text-only alert
-# keeps its raw score, which can be lower (its score is a ranking score, not a chance).
+# shows its raw score (a ranking score, not a chance), raised above this cap where it is lower.
 TEXT_ONLY_OVERLAP_CAP = 0.14
 # Two hunks this many lines apart still collide in a merge (and usually in review).
 HUNK_SLACK = 3
@@ -156,7 +156,7 @@ class ScoringConfig:
 
     likely_duplicate: float = 0.6
     # The bar on a text-only pair's alert chance (alert_chance; calibrated on DupPR).
-    text_only_likely_duplicate: float = TEXT_ONLY_LIKELY_DUPLICATE
+    text_only_alert_chance: float = TEXT_ONLY_ALERT_CHANCE
     min_score: float = 0.3
     overlap_containment: float = 0.5
     hot_paths: tuple[str, ...] = DEFAULT_HOT_PATHS
