@@ -514,18 +514,22 @@ def test_a_text_only_alert_weighs_the_lead_over_the_runner_up() -> None:
     assert held[0].tier == OVERLAP and held[0].score <= TEXT_ONLY_OVERLAP_CAP
 
 
-def test_only_the_top_candidate_can_be_a_text_only_alert_and_its_score_reads_as_one() -> None:
+def test_a_lower_candidate_meets_the_top_as_its_rival_and_an_alerts_score_reads_as_one() -> None:
     twins = [
         _pr(1, "Fix crash when the config file is empty", "Guard the loader against it."),
         _pr(2, "Fix crash when config file is empty", "Guard the config loader against it."),
     ]
     query = _pr(4, "Fix crash on an empty config file", "Guarding the loader against it.")
-    # At a bar every pair passes, the runner-up is still no alert: the model judges the top
-    # against the runner-up, and a candidate a rival outscores is not the one copied.
     anything = ScoringConfig(text_only_alert_chance=0.0, min_score=0.0)
     top, runner_up = MemoryIndex(twins).query(query, anything).candidates
     assert top.raw_score >= runner_up.raw_score
-    assert (top.tier, runner_up.tier) == (LIKELY_DUPLICATE, OVERLAP)
+    # Each is judged against the best other candidate: the top against the runner-up, the
+    # runner-up against the top (a negative lead, so a lower chance than the top's).
+    near = (top.raw_score, top.signals["closeness"])
+    assert runner_up.signals["alert_chance"] == alert_chance(
+        runner_up.signals, runner_up.raw_score, *near
+    )
+    assert runner_up.signals["alert_chance"] < top.signals["alert_chance"]
     # A weakly alike alert (allowed by that bar) still scores above every overlap's cap.
     weak = [_pr(1, "Fix crash when the config file is empty", "Guard the loader against it.")]
     query = _pr(6, "Read the config file once at start", "Loader speed.")

@@ -354,12 +354,13 @@ def _stand_clear(
 ) -> list[Candidate]:
     """Judge each provisional text-only likely duplicate against its best rival (the highest
     raw score among the other candidates): with wording alone to go on, a PR about as alike
-    to another is no sign this one is a copy. Only the top candidate is judged (the model was
-    fitted on the top against the runner-up); one that a rival outscores is not an alert.
-    Below the rules' bar it is an overlap, kept where an overlap would be listed or its
-    wording passes same_goal's bar (or it names the same issue): alike, worth a look, not
-    called a copy. An alert's score is at least above every overlap's cap, so that consumers
-    that sort or threshold on the score read it as what it is."""
+    to another is no sign this one is a copy. The model was fitted on the top candidate
+    against the runner-up; a lower one meets the top as its rival, at a negative lead (on
+    DupPR 2 such alerts, both right: each much nearer in time than the top). Below the rules'
+    bar it is an overlap, kept where an overlap would be listed or its wording passes
+    same_goal's bar (or it names the same issue): alike, worth a look, not called a copy. An
+    alert's score is above every overlap's cap, so that consumers that sort or threshold on
+    the score read it as what it is."""
     top = heapq.nlargest(2, raws)
     kept = []
     for candidate in scored:
@@ -368,7 +369,7 @@ def _stand_clear(
             chance = alert_chance(candidate.signals, candidate.raw_score, *rival)
             candidate.signals["alert_chance"] = chance
             # NaN reads as below the bar (a comparison with NaN is False).
-            if candidate.raw_score >= rival[0] and chance >= config.text_only_alert_chance:
+            if chance >= config.text_only_alert_chance:
                 candidate.score = max(candidate.score, TEXT_ONLY_OVERLAP_CAP + 0.01)
             else:
                 candidate.tier = OVERLAP
