@@ -492,8 +492,8 @@ def test_a_step_this_pr_moves_to_another_device_says_where_the_head_runs_it(make
 def test_a_step_file_over_the_size_bound_at_head_is_a_problem_line_not_an_error(
     make_repo,
 ) -> None:
-    # A PR that adds an 8 MB step file beside a moved step: that file is not read (one line),
-    # and the jobs section is still the jobs, not an error.
+    # A PR that adds a 9 MB step file (over the 8 MB bound) beside a moved step: that file is
+    # not read, and the jobs section is still the jobs, not an error.
     repo = make_repo("vllm")
     base = repo.commit(BASE, "base")
     head = repo.commit(
